@@ -14,6 +14,12 @@ from conftest import ROOT
 
 # Numbers each chapter's prose quotes through {glue:text}; they must appear on the rendered page.
 EXPECTED_IN_HTML: dict[str, list[str]] = {
+    "book/02_embeddings.html": ["1.414", "205.9", "3.15", "65.4", "38,597,376", "31"],
+    "book/03_positional_encoding.html": [
+        "0.271", "849", "[0, 1, 0, 0, 0, 0, 0, 0]", "[0, 1, 0, 0, 0, 0, 1, 1]", "[0, 1, 0, 0, 0, 1, 0, 0]",
+        "6.44", "20.8", "229", "4.5", "2525", "0.41", "-0.83", "384", "786,432",
+        "-10.7468", "-8.2811", "3.073", "1.824", "2.232",
+    ],
     "book/04_self_attention.html": ["0.691", "0.154", "0.807", "0.855", "0.048", "0.952"],
 }
 
