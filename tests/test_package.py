@@ -15,6 +15,7 @@ from conftest import ROOT
 
 EXPORTED = {
     "scratchformer.attention": ["scaled_dot_product_attention", "SelfAttention"],
+    "scratchformer.tokenizer": ["gpt2_encoding"],
 }
 
 
@@ -55,3 +56,17 @@ def test_wheel_installs_into_a_fresh_venv(tmp_path: Path) -> None:
         [sys.executable, "-c", "import scratchformer; print(scratchformer.__version__)"],
         capture_output=True, text=True, check=True,
     ).stdout.strip()
+
+
+@pytest.mark.slow
+def test_wheel_carries_gpt2_vocabulary(tmp_path: Path) -> None:
+    import zipfile
+
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), str(ROOT)],
+        check=True,
+    )
+    (wheel,) = tmp_path.glob("scratchformer-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for data_file in ("vocab.bpe", "encoder.json", "GPT2-LICENSE"):
+        assert f"scratchformer/data/{data_file}" in names
