@@ -113,6 +113,7 @@ def test_launch_buttons_open_the_published_notebook(html_dir: Path) -> None:
         assert f"https://colab.research.google.com/github/{repo}/blob/gh-pages/{notebook_path}" in links, page
         assert f"https://mybinder.org/v2/gh/{repo}/gh-pages?urlpath=lab/tree/{notebook_path}" in links, page
         assert f"../{notebook_path}" in links, f"{page}: the .ipynb download is not the published notebook"
+        assert not (html_dir / "_sources" / Path(page).with_suffix(".ipynb")).exists(), "a second, unlinked notebook"
         notebook = nbformat.read(html_dir / notebook_path, as_version=4)
         nbformat.validate(notebook)
         assert notebook.cells[0].id == notebooks.INSTALL_CELL_ID

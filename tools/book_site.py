@@ -145,6 +145,8 @@ def publish_notebook(app: Sphinx, pagename: str, templatename: str, context: dic
                 button["url"] = targets[button["text"]]
             elif button.get("label") == "download-notebook-button":
                 button["url"] = context["pathto"](relpath, 1)
+    # The theme also copies the executed notebook to _sources/; nothing links to it any more.
+    (Path(app.outdir) / "_sources" / f"{pagename}.ipynb").unlink(missing_ok=True)
 
 
 def drop_duplicate_scripts(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
