@@ -79,9 +79,9 @@ def test_reference_lists_every_name_with_signature_docstring_and_section(tmp_pat
     assert "## scratchformer.demo" in text
     assert "```{py:module} scratchformer.demo" in text
     assert "Demo module." in text
-    assert "```{py:function} add(a: int, b: int) -> int\n:module: scratchformer.demo" in text
-    assert "```{py:data} WIDTH\n:module: scratchformer.demo\n:value: 4" in text
-    assert "```{py:data} LIMITS\n:module: scratchformer.demo\n:value: (0, 1)" in text
+    assert "```{py:function} add(a: int, b: int) -> int\n:module: \"scratchformer.demo\"" in text
+    assert "```{py:data} WIDTH\n:module: \"scratchformer.demo\"\n:value: \"4\"" in text
+    assert "```{py:data} LIMITS\n:module: \"scratchformer.demo\"\n:value: \"(0, 1)\"" in text
     # A class: its __init__'s signature without self, nested public methods, no private ones.
     assert "````{py:class} Scaler(factor: float = 2.0, *, bias: bool = False)" in text
     assert "```{py:method} forward(x, /)\n\nScale `x`.\n```" in text
@@ -92,6 +92,15 @@ def test_reference_lists_every_name_with_signature_docstring_and_section(tmp_pat
     assert "Taught in [A chapter › Adding](a.md#adding)." in text
     # The index line links every name.
     assert "{py:obj}`~scratchformer.demo.Scaler`" in text
+
+
+def test_directive_option_values_survive_yaml() -> None:
+    import yaml
+
+    pattern = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+: #x"""
+    text = reference._directive("data", "PATTERN", {"value": pattern}, "")
+    (option_line,) = [line for line in text.splitlines() if line.startswith(":value:")]
+    assert yaml.safe_load(option_line.removeprefix(":value:")) == pattern
 
 
 def test_section_anchors_are_myst_slugs_and_unique() -> None:

@@ -20,6 +20,7 @@ What this deliberately does not handle: names defined by other means than a top-
 from __future__ import annotations
 
 import ast
+import json
 import re
 import sys
 from dataclasses import dataclass
@@ -160,7 +161,8 @@ def _fence(content: str) -> str:
 def _directive(kind: str, title: str, options: dict[str, str], content: str) -> str:
     fence = _fence(content)
     lines = [f"{fence}{{py:{kind}}} {title}"]
-    lines += [f":{key}: {value}" for key, value in options.items()]
+    # Option values are read as YAML: quote them (JSON strings are YAML) so regexes and colons survive.
+    lines += [f":{key}: {json.dumps(value, ensure_ascii=False)}" for key, value in options.items()]
     lines += ["", content.rstrip(), fence] if content.strip() else [fence]
     return "\n".join(lines)
 
