@@ -96,7 +96,7 @@ def test_sinusoidal_spot_values(device: torch.device) -> None:
         angle = p / 10000 ** (2 * i / 768)
         assert pe[p, 2 * i].item() == pytest.approx(math.sin(angle), abs=1e-6)
         assert pe[p, 2 * i + 1].item() == pytest.approx(math.cos(angle), abs=1e-6)
-    # The book corrects its source: at i = 250 the cosine is far from constant over 1024 positions.
+    # Not "nearly constant at 1", as the plot is often described: at i = 250 the cosine reaches -0.83.
     assert pe[1023, 501].item() == pytest.approx(-0.8273, abs=1e-4)
 
 
