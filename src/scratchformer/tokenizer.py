@@ -316,6 +316,17 @@ def _replace_lone_surrogates(text: str) -> str:
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
+def _compile_pattern(pattern: str) -> regex.Pattern:
+    """The pre-tokenization regex, or a ValueError saying why it does not compile.
+
+    Taught in chapter 1, "Byte-level BPE, as GPT-2 does it".
+    """
+    try:
+        return regex.compile(pattern)
+    except (regex.error, TypeError) as err:
+        raise ValueError(f"pattern {pattern!r} is not a valid regular expression: {err}") from None
+
+
 class BPETokenizer:
     """Byte-level BPE in pure Python: trains a vocabulary, encodes and decodes; GPT-2's via `from_gpt2()`.
 
@@ -349,10 +360,7 @@ class BPETokenizer:
             raise ValueError(f"special token ids must follow the ordinary ones: {len(ranks)}.., got {special_tokens}")
         if any(not isinstance(token, str) or not token for token in special_tokens):
             raise ValueError(f"special tokens must be non-empty strings, got {list(special_tokens)}")
-        try:
-            self._chunk_regex = regex.compile(pattern)
-        except regex.error as err:
-            raise ValueError(f"pattern {pattern!r} is not a valid regular expression: {err}") from None
+        self._chunk_regex = _compile_pattern(pattern)
         self.pattern = pattern
         self._ranks = ranks
         self._special_tokens = special_tokens
@@ -371,7 +379,7 @@ class BPETokenizer:
             raise ValueError(f"vocab_size must be an integer of at least 256 (one token per byte), got {vocab_size!r}")
         if not isinstance(text, str) or not text:
             raise ValueError("cannot train on empty text")
-        chunk_counts = Counter(regex.findall(pattern, _replace_lone_surrogates(text)))
+        chunk_counts = Counter(_compile_pattern(pattern).findall(_replace_lone_surrogates(text)))
         tokens = _learn_byte_merges(chunk_counts, vocab_size)
         return cls({token: i for i, token in enumerate(tokens)}, pattern=pattern)
 
@@ -410,7 +418,8 @@ class BPETokenizer:
         if not any(special in text for special in allowed_special):
             return list(chain.from_iterable(map(self._cache.__getitem__, self._chunk_regex.findall(text))))
         # Pieces alternate: ordinary text, special token, ordinary text, ...
-        pieces = regex.split("(" + "|".join(map(regex.escape, allowed_special)) + ")", text)
+        longest_first = sorted(allowed_special, key=len, reverse=True)
+        pieces = regex.split("(" + "|".join(map(regex.escape, longest_first)) + ")", text)
         ids: list[int] = []
         for i, piece in enumerate(pieces):
             if i % 2:
