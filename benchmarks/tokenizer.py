@@ -157,7 +157,9 @@ def main(argv: list[str] | None = None) -> int:
             "encode_ratio": t_ours / t_tik,
             "regex_ratio": t_regex / t_tik,
             "train_ratio": t_train / t_hf,
+            "merges": args.merges,
             "train_tokens_matching": matching,
+            "train_tokens_total": max(len(our_tokens), len(hf_tokens)),
             "load_average": [load_before[0], load_after[0]],
         }
         args.record.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
