@@ -24,6 +24,9 @@ import notebooks  # noqa: E402
 
 # Numbers each chapter's prose quotes through {glue:text}; they must appear on the rendered page.
 EXPECTED_IN_HTML: dict[str, list[str]] = {
+    "book/01_tokenization.html": [
+        "50,257", "50,000", "50256", "25954", "11819", "12157", "33,135", "65.9", "128", "100.000%",
+    ],
     "book/02_embeddings.html": ["1.414", "205.9", "3.15", "65.4", "38,597,376", "31"],
     "book/03_positional_encoding.html": [
         "0.271", "849", "[0, 1, 0, 0, 0, 0, 0, 0]", "[0, 1, 0, 0, 0, 0, 1, 1]", "[0, 1, 0, 0, 0, 1, 0, 0]",

@@ -21,7 +21,10 @@ EXPORTED = {
         "sinusoidal_positions", "LearnedPositionalEmbedding", "apply_rope",
     ],
     "scratchformer.attention": ["scaled_dot_product_attention", "SelfAttention"],
-    "scratchformer.tokenizer": ["gpt2_encoding"],
+    "scratchformer.tokenizer": [
+        "GPT2_PATTERN", "END_OF_TEXT", "GPT2_FILE_SHA256", "bytes_to_unicode", "read_gpt2_file", "gpt2_merge_ranks",
+        "gpt2_encoding", "Merge", "train_word_bpe", "apply_word_merges", "BPETokenizer",
+    ],
 }
 
 
@@ -60,6 +63,9 @@ def test_wheel_installs_into_a_fresh_venv(wheel: Path, tmp_path: Path) -> None:
         "import scratchformer, pathlib; "
         f"{checks}; "
         f"assert pathlib.Path(scratchformer.__file__).is_relative_to({str(env_dir)!r}), scratchformer.__file__; "
+        # GPT-2's vocabulary files are read from the installed package, hash-checked.
+        "from scratchformer.tokenizer import BPETokenizer, gpt2_encoding; "
+        "assert gpt2_encoding().encode(' Building') == BPETokenizer.from_gpt2().encode(' Building') == [11819]; "
         "print(scratchformer.__version__)"
     )
     result = subprocess.run([str(python), "-c", script], capture_output=True, text=True, env=env, cwd=tmp_path)
