@@ -14,7 +14,16 @@ import pytest
 from conftest import ROOT
 
 EXPORTED = {
-    "scratchformer.attention": ["scaled_dot_product_attention", "SelfAttention"],
+    "scratchformer.attention": [
+        "scaled_dot_product_attention",
+        "SelfAttention",
+        "causal_mask",
+        "padding_mask",
+        "masked_softmax",
+        "dropout",
+        "CausalSelfAttention",
+        "MultiHeadAttention",
+    ],
     "scratchformer.tokenizer": ["gpt2_encoding"],
 }
 
