@@ -6,8 +6,9 @@ Two comparisons, each against a reference measured in the same run:
 - `sdpa` (our module handing attention to `torch.nn.functional.scaled_dot_product_attention`)
   vs the bare kernel with the same four projections and nothing else.
 
-The timings interleave the contestants round by round and report medians, so that a shared,
-noisy machine slows all of them alike and the ratios stay meaningful.
+The timings interleave the contestants round by round (rotating their order) and report each
+one's fastest round, so that a shared, noisy machine slows all of them alike and the ratios stay
+meaningful.
 
     python benchmarks/attention.py                      # fp32 on CPU, B=16, T=256, d=256, 8 heads
     python benchmarks/attention.py --device cuda --dtype bfloat16 --seq-lens 256 1024
@@ -21,7 +22,6 @@ import json
 import os
 import platform
 import shlex
-import statistics
 import sys
 import tempfile
 import time
@@ -64,20 +64,26 @@ def synchronize(device: torch.device) -> None:
 
 
 def time_rounds(steps: dict[str, Callable[[], None]], rounds: int, warmup: int, device: torch.device) -> dict[str, float]:
-    """Median seconds per call of each step, calling them in turn, round after round."""
+    """Fastest seconds per call of each step, calling them in turn, round after round.
+
+    The order rotates from round to round so that no step always follows the same one. The
+    minimum is reported because on a shared machine other work only ever adds time.
+    """
     for _ in range(warmup):
         for step in steps.values():
             step()
     synchronize(device)
-    samples: dict[str, list[float]] = {name: [] for name in steps}
-    for _ in range(rounds):
-        for name, step in steps.items():
+    names = list(steps)
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for round_index in range(rounds):
+        shift = round_index % len(names)
+        for name in names[shift:] + names[:shift]:
             synchronize(device)
             start = time.perf_counter()
-            step()
+            steps[name]()
             synchronize(device)
             samples[name].append(time.perf_counter() - start)
-    return {name: statistics.median(times) for name, times in samples.items()}
+    return {name: min(times) for name, times in samples.items()}
 
 
 def forward_backward(module: nn.Module, x: Tensor, call: Callable[[Tensor], Tensor]) -> Callable[[], None]:
@@ -137,7 +143,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     header = (
         f"torch {torch.__version__}, {device.type} ({hardware}), {args.dtype}, B={B}, d={C}, heads={H}, "
-        f"forward+backward, median of {args.rounds} interleaved rounds"
+        f"forward+backward, best of {args.rounds} interleaved rounds"
     )
     table = [
         "| T | mask | explicit ms | nn.MultiheadAttention ms | ratio | sdpa ms | bare SDPA + projections ms | ratio |",

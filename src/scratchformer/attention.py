@@ -9,6 +9,15 @@ operations so that each step can be read and checked against the book.
 What this module deliberately does not handle: key/value caches for generation,
 cross-attention with separate key/value inputs to the modules (the function itself
 accepts any q, k, v), sparse or linear-time attention variants.
+
+Chapters 6-8 add boolean masks (causal and padding; True = may attend), inverted dropout and
+multi-head self-attention. `MultiHeadAttention(impl="sdpa")` hands the attention step to
+`torch.nn.functional.scaled_dot_product_attention` and computes the same function as the
+explicit code, including zero (not NaN) output for queries with nothing to attend to.
+
+Masks are boolean only: additive float masks and attention biases (ALiBi, relative
+positions) are not supported, and `MultiHeadAttention` attends within one sequence
+(queries, keys and values all come from `x`).
 """
 
 import math
@@ -139,8 +148,11 @@ def masked_softmax(scores: Tensor, mask: Tensor | None = None) -> Tensor:
     if broadcast != scores.shape:
         raise ValueError(f"mask of shape {tuple(mask.shape)} does not broadcast to the scores' shape {tuple(scores.shape)}")
     attn_weights = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
-    # softmax(-inf, ..., -inf) is NaN: a row with nothing allowed attends to nothing.
-    return attn_weights.masked_fill(~mask, 0.0)
+    nothing_allowed = ~mask.any(dim=-1, keepdim=True)  # (..., T_q, 1), computed on the small mask
+    if nothing_allowed.any():
+        # softmax(-inf, ..., -inf) is NaN: a row with nothing allowed attends to nothing.
+        attn_weights = attn_weights.masked_fill(nothing_allowed, 0.0)
+    return attn_weights
 
 
 # book/06_causal_masking.md: Padding masks
@@ -278,7 +290,8 @@ class MultiHeadAttention(nn.Module):
                 causal = causal_mask(T, device=x.device)  # (T, T)
                 mask = causal if mask is None else mask & causal
             if self.impl == "explicit":
-                scores = queries @ keys.transpose(-2, -1) / math.sqrt(self.head_dim)  # (B, H, T, T)
+                # dividing the queries equals dividing the scores, on a T / head_dim times smaller tensor
+                scores = (queries / math.sqrt(self.head_dim)) @ keys.transpose(-2, -1)  # (B, H, T, T)
                 attn_weights = masked_softmax(scores, mask)
                 attn_weights = dropout(attn_weights, p)
                 context = attn_weights @ values  # (B, H, T, head_dim)
