@@ -147,10 +147,14 @@ def masked_softmax(scores: Tensor, mask: Tensor | None = None) -> Tensor:
         broadcast = None
     if broadcast != scores.shape:
         raise ValueError(f"mask of shape {tuple(mask.shape)} does not broadcast to the scores' shape {tuple(scores.shape)}")
-    attn_weights = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
-    nothing_allowed = ~mask.any(dim=-1, keepdim=True)  # (..., T_q, 1), computed on the small mask
+    # A row with no allowed key would be all -inf, and softmax(-inf, ..., -inf) is 0/0 = NaN:
+    # let such rows see every key for now, and zero them at the end.
+    nothing_allowed = ~mask.any(dim=-1, keepdim=True)  # (..., T_q, 1)
+    # 0 where allowed, -inf where not: adding it writes -inf into the masked scores.
+    bias = torch.zeros(mask.shape, dtype=scores.dtype, device=scores.device)
+    bias = bias.masked_fill(~(mask | nothing_allowed), float("-inf"))
+    attn_weights = torch.softmax(scores + bias, dim=-1)
     if nothing_allowed.any():
-        # softmax(-inf, ..., -inf) is NaN: a row with nothing allowed attends to nothing.
         attn_weights = attn_weights.masked_fill(nothing_allowed, 0.0)
     return attn_weights
 
