@@ -207,8 +207,9 @@ def test_check_fails_when_an_exported_cell_is_edited_alone(tmp_path: Path) -> No
     root = copy_repo(tmp_path)
     chapter_path = root / "book" / "04_self_attention.md"
     text = chapter_path.read_text()
-    assert "math.sqrt(d_k)" in text
-    chapter_path.write_text(text.replace("math.sqrt(d_k)", "d_k ** 0.5", 1))
+    exported_line = "scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)"
+    assert text.count(exported_line) == 1
+    chapter_path.write_text(text.replace(exported_line, "scores = q @ k.transpose(-2, -1) / d_k ** 0.5"))
     result = run_check(root)
     assert result.returncode == 1
     assert "+    scores = q @ k.transpose(-2, -1) / d_k ** 0.5" in result.stdout

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import sysconfig
 import venv
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -28,14 +29,20 @@ EXPORTED = {
 }
 
 
-@pytest.mark.slow
-def test_wheel_installs_into_a_fresh_venv(tmp_path: Path) -> None:
-    wheel_dir = tmp_path / "wheels"
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The package built as a wheel, the way `pip install .` builds it."""
+    wheel_dir = tmp_path_factory.mktemp("wheels")
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(wheel_dir), str(ROOT)],
         check=True,
     )
-    (wheel,) = wheel_dir.glob("scratchformer-*.whl")
+    (built,) = wheel_dir.glob("scratchformer-*.whl")
+    return built
+
+
+@pytest.mark.slow
+def test_wheel_installs_into_a_fresh_venv(wheel: Path, tmp_path: Path) -> None:
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=False)
     python = env_dir / "bin" / "python"
@@ -68,14 +75,7 @@ def test_wheel_installs_into_a_fresh_venv(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_wheel_carries_gpt2_vocabulary(tmp_path: Path) -> None:
-    import zipfile
-
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), str(ROOT)],
-        check=True,
-    )
-    (wheel,) = tmp_path.glob("scratchformer-*.whl")
+def test_wheel_carries_gpt2_vocabulary(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     for data_file in ("vocab.bpe", "encoder.json", "GPT2-LICENSE"):
         assert f"scratchformer/data/{data_file}" in names

@@ -26,7 +26,7 @@ from torch import Tensor, nn
 import torch.nn.functional as F
 
 
-# book/04_self_attention.md: The module
+# book/04_self_attention.md: Five matrix multiplications and one transpose
 def scaled_dot_product_attention(
     q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None
 ) -> tuple[Tensor, Tensor]:
@@ -73,6 +73,7 @@ def scaled_dot_product_attention(
     return context, attn_weights
 
 
+# book/04_self_attention.md: The module
 class SelfAttention(nn.Module):
     """Single-head self-attention with trainable query, key and value matrices.
 
