@@ -24,6 +24,13 @@ import notebooks  # noqa: E402
 
 # Numbers each chapter's prose quotes through {glue:text}; they must appear on the rendered page.
 EXPECTED_IN_HTML: dict[str, list[str]] = {
+    "book/02_embeddings.html": ["1.414", "205.9", "3.15", "65.4", "38,597,376", "31"],
+    "book/03_positional_encoding.html": [
+        "0.271", "849", "[0, 1, 0, 0, 0, 0, 0, 0]", "[0, 1, 0, 0, 0, 0, 1, 1]", "[0, 1, 0, 0, 0, 1, 0, 0]",
+        "6.44", "20.8", "229", "4.5", "2525", "0.41", "-0.83", "384", "786,432",
+        "-10.7468", "-8.2811", "3.073", "1.824", "2.232",
+    ],
+    "book/corrections.html": ["229", "4.5", "0.41", "-0.83", "32,860", "0.3775", "0.6225"],
     "book/04_self_attention.html": ["0.691", "0.154", "0.807", "0.855", "0.048", "0.952"],
     "book/05_scaling.html": ["32,860", "217,110", "0.276", "0.124", "0.112", "0.151", "0.337", "0.930", "-0.60"],
     "book/06_causal_masking.html": ["0.0420 / 0.1142 / 0.8438", "0.2689 / 0.7311 / 0.0000", "0.3775 / 0.6225", "[nan, nan]"],
@@ -160,7 +167,8 @@ def test_citations_link_to_the_bibliography(html_dir: Path) -> None:
     for title in ["Attention is All you Need", "Neural Machine Translation by Jointly Learning to Align",
                   "Pre-training of Deep Bidirectional Transformers", "Rare Words with Subword Units",
                   "Unsupervised Multitask Learners", "Word Vectors for Sentiment Analysis",
-                  "Layer Normalization", "Gaussian Error Linear Units", "Rotary Position Embedding"]:
+                  "Layer Normalization", "Gaussian Error Linear Units", "Rotary Position Embedding",
+                  "Phrases and their Compositionality"]:
         assert title.lower() in text.lower(), f"bibliography lacks {title!r}"
     chapter = parse(html_dir / "book" / "04_self_attention.html")
     assert sum(link.startswith("bibliography.html#") for link in chapter.links) >= 2

@@ -15,6 +15,11 @@ import pytest
 from conftest import ROOT
 
 EXPORTED = {
+    "scratchformer.embedding": ["one_hot", "TokenEmbedding"],
+    "scratchformer.positional": [
+        "integer_positions", "binary_positions", "angular_frequencies", "rotate_pairs",
+        "sinusoidal_positions", "LearnedPositionalEmbedding", "apply_rope",
+    ],
     "scratchformer.attention": [
         "scaled_dot_product_attention",
         "SelfAttention",
