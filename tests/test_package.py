@@ -20,7 +20,16 @@ EXPORTED = {
         "integer_positions", "binary_positions", "angular_frequencies", "rotate_pairs",
         "sinusoidal_positions", "LearnedPositionalEmbedding", "apply_rope",
     ],
-    "scratchformer.attention": ["scaled_dot_product_attention", "SelfAttention"],
+    "scratchformer.attention": [
+        "scaled_dot_product_attention",
+        "SelfAttention",
+        "causal_mask",
+        "padding_mask",
+        "masked_softmax",
+        "dropout",
+        "CausalSelfAttention",
+        "MultiHeadAttention",
+    ],
     "scratchformer.tokenizer": [
         "GPT2_PATTERN", "END_OF_TEXT", "GPT2_FILE_SHA256", "bytes_to_unicode", "read_gpt2_file", "gpt2_merge_ranks",
         "gpt2_encoding", "Merge", "train_word_bpe", "apply_word_merges", "BPETokenizer",
