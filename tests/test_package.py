@@ -24,6 +24,7 @@ EXPORTED = {
         "CausalSelfAttention",
         "MultiHeadAttention",
     ],
+    "scratchformer.block": ["LayerNorm", "GELU", "FeedForward", "TransformerBlock"],
     "scratchformer.tokenizer": ["gpt2_encoding"],
 }
 
