@@ -83,3 +83,14 @@ def test_causal_self_attention(device: torch.device) -> None:
 def test_causal_self_attention_rejects_bad_dropout() -> None:
     with pytest.raises(ValueError, match="dropout"):
         CausalSelfAttention(8, 4, dropout=1.0)
+
+
+def test_source_row_example(device: torch.device) -> None:
+    """[0.25, 0.26, 0.25, 0.24] with the 2nd and 4th dropped at p = 0.5 becomes [0.5, 0, 0.5, 0]."""
+    row = torch.tensor([0.25, 0.26, 0.25, 0.24], device=device)
+    keep = torch.tensor([True, False, True, False], device=device)
+    expected = torch.tensor([0.5, 0.0, 0.5, 0.0], device=device)
+    torch.testing.assert_close(row * keep / (1 - 0.5), expected, rtol=0, atol=1e-4)
+    # every output of dropout is 0 or the input scaled by 1/(1-p)
+    out = dropout(row, 0.5, generator=torch.Generator(device).manual_seed(0))
+    assert all(o == 0 or abs(o - 2 * r) < 1e-6 for o, r in zip(out.tolist(), row.tolist()))

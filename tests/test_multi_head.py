@@ -209,3 +209,51 @@ def test_matches_torch_multihead_attention(
         need_weights=False,
     )
     torch.testing.assert_close(ours, theirs, rtol=0, atol=1e-5)
+
+
+def test_kid_smiles_walkthrough_numbers(device: torch.device) -> None:
+    """Chapter 8's view/transpose walkthrough: the weights saturate, the merged context is known."""
+    from scratchformer.attention import scaled_dot_product_attention
+
+    torch.manual_seed(123)
+    weights_cpu = [torch.randn(6, 6) for _ in range(3)]  # drawn on the CPU, as in the chapter
+    W_q, W_k, W_v = (w.to(device) for w in weights_cpu)
+    x = kid_smiles(device)
+    mha = MultiHeadAttention(6, 6, 2)
+    q, k, v = (mha.split_heads(x @ W) for W in (W_q, W_k, W_v))
+    assert q.shape == (1, 2, 3, 3)
+    context, weights = scaled_dot_product_attention(q, k, v)
+    expected_weights = torch.tensor([[[1.0, 0, 0]] * 3, [[0, 1.0, 0]] * 3], device=device)
+    torch.testing.assert_close(weights[0], expected_weights, rtol=0, atol=1e-4)
+    merged = mha.merge_heads(context)
+    expected_row = torch.tensor([-2.089345, 14.501187, -7.852522, -10.743466, 11.328370, -10.038961], device=device)
+    torch.testing.assert_close(merged[0], expected_row.expand(3, 6), rtol=0, atol=1e-4)
+
+
+def test_brush_example_weights(device: torch.device) -> None:
+    """Chapter 8's ambiguity example: one-hot roles, hand-set query matrices, d_k = 6."""
+    from scratchformer.attention import scaled_dot_product_attention
+
+    sentence = "The artist painted the portrait of a woman with a brush".split()
+    roles = ["verb", "agent", "person", "object", "instrument", "other"]
+    role_of = {"painted": "verb", "artist": "agent", "woman": "person", "portrait": "object", "brush": "instrument"}
+    X = torch.stack([torch.eye(6)[roles.index(role_of.get(w, "other"))] for w in sentence]).to(device)
+    W_key = 3.0 * torch.eye(6, device=device)
+
+    def brush_row(*targets: str) -> torch.Tensor:
+        W_query = torch.zeros(6, 6, device=device)
+        for target in targets:
+            W_query[roles.index("instrument"), roles.index(target)] = 3.0
+        _, weights = scaled_dot_product_attention(X @ W_query, X @ W_key, X)
+        return weights[sentence.index("brush")]
+
+    match = math.exp(9 / math.sqrt(6))  # e^score of a matching key; the other keys score 0
+    one = match / (match + 10)
+    both = match / (2 * match + 9)
+    painted, woman = sentence.index("painted"), sentence.index("woman")
+    assert brush_row("verb")[painted].item() == pytest.approx(one, abs=1e-4)
+    assert brush_row("person")[woman].item() == pytest.approx(one, abs=1e-4)
+    mixed = brush_row("verb", "person")
+    assert mixed[painted].item() == pytest.approx(both, abs=1e-4)
+    assert mixed[woman].item() == pytest.approx(both, abs=1e-4)
+    assert round(one, 2) == 0.80 and round(both, 2) == 0.45

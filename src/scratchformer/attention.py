@@ -108,7 +108,7 @@ class SelfAttention(nn.Module):
         return context
 
 
-# book/06_causal_masking.md: The exported helpers
+# book/06_causal_masking.md: Only the past
 def causal_mask(seq_len: int, device: torch.device | str | None = None) -> Tensor:
     """Boolean `(T, T)` mask, True on and below the diagonal: query i may attend to keys 0..i.
 
@@ -119,18 +119,7 @@ def causal_mask(seq_len: int, device: torch.device | str | None = None) -> Tenso
     return torch.tril(torch.ones(seq_len, seq_len, dtype=torch.bool, device=device))
 
 
-def padding_mask(ids: Tensor, pad_id: int) -> Tensor:
-    """Boolean `(B, 1, 1, T)` mask, True where `ids` `(B, T)` holds a real token, False at padding.
-
-    The two singleton axes let it broadcast over heads and queries: it masks keys.
-
-    Taught in chapter 6, "Causal masking".
-    """
-    if ids.dim() != 2:
-        raise ValueError(f"ids must have shape (B, T), got {tuple(ids.shape)}")
-    return (ids != pad_id)[:, None, None, :]  # (B, 1, 1, T)
-
-
+# book/06_causal_masking.md: A softmax that respects a mask
 def masked_softmax(scores: Tensor, mask: Tensor | None = None) -> Tensor:
     """Softmax over the last axis of `scores`, counting only the keys where `mask` is True.
 
@@ -154,12 +143,26 @@ def masked_softmax(scores: Tensor, mask: Tensor | None = None) -> Tensor:
     return attn_weights.masked_fill(~mask, 0.0)
 
 
-# book/07_dropout.md: The exported pieces
+# book/06_causal_masking.md: Padding masks
+def padding_mask(ids: Tensor, pad_id: int) -> Tensor:
+    """Boolean `(B, 1, 1, T)` mask, True where `ids` `(B, T)` holds a real token, False at padding.
+
+    The two singleton axes let it broadcast over heads and queries: it masks keys.
+
+    Taught in chapter 6, "Causal masking".
+    """
+    if ids.dim() != 2:
+        raise ValueError(f"ids must have shape (B, T), got {tuple(ids.shape)}")
+    return (ids != pad_id)[:, None, None, :]  # (B, 1, 1, T)
+
+
+# book/07_dropout.md: Inverted dropout
 def dropout(x: Tensor, p: float, training: bool = True, generator: torch.Generator | None = None) -> Tensor:
     """Inverted dropout: zero each entry of `x` with probability `p`, scale the rest by 1/(1-p).
 
-    In evaluation (`training=False`) or with `p == 0` it returns `x` unchanged, so the expected
-    value of every entry is the same in training and in evaluation.
+    In evaluation (`training=False`) or with `p == 0` it returns `x` itself, so the expected
+    value of every entry is the same in training and in evaluation. `generator`, if given,
+    must live on `x`'s device.
 
     Taught in chapter 7, "Dropout".
     """
@@ -171,9 +174,10 @@ def dropout(x: Tensor, p: float, training: bool = True, generator: torch.Generat
     return x * keep / (1.0 - p)
 
 
+# book/07_dropout.md: Causal self-attention
 class CausalSelfAttention(SelfAttention):
-    """Single-head self-attention where each position attends only to itself and earlier positions,
-    with dropout on the attention weights while training.
+    """Single-head self-attention in which each position attends only to itself and earlier
+    positions, with dropout on the attention weights while training.
 
     `forward(x)` takes `(T, d_in)` or `(B, T, d_in)` and returns `(T, d_out)` or `(B, T, d_out)`.
 
@@ -194,7 +198,7 @@ class CausalSelfAttention(SelfAttention):
         return attn_weights @ values  # (B, T, d_out)
 
 
-# book/08_multi_head.md: The exported module
+# book/08_multi_head.md: The module
 class MultiHeadAttention(nn.Module):
     """Multi-head self-attention: `num_heads` heads of size `d_out // num_heads` side by side,
     computed with one query, one key and one value matrix, merged by an output projection.
