@@ -30,6 +30,7 @@ EXPORTED = {
         "CausalSelfAttention",
         "MultiHeadAttention",
     ],
+    "scratchformer.block": ["LayerNorm", "GELU", "FeedForward", "TransformerBlock"],
     "scratchformer.tokenizer": [
         "GPT2_PATTERN", "END_OF_TEXT", "GPT2_FILE_SHA256", "bytes_to_unicode", "read_gpt2_file", "gpt2_merge_ranks",
         "gpt2_encoding", "Merge", "train_word_bpe", "apply_word_merges", "BPETokenizer",
