@@ -14,7 +14,17 @@ import pytest
 from conftest import ROOT
 
 EXPORTED = {
-    "scratchformer.attention": ["scaled_dot_product_attention", "SelfAttention"],
+    "scratchformer.attention": [
+        "scaled_dot_product_attention",
+        "SelfAttention",
+        "causal_mask",
+        "padding_mask",
+        "masked_softmax",
+        "dropout",
+        "CausalSelfAttention",
+        "MultiHeadAttention",
+    ],
+    "scratchformer.block": ["LayerNorm", "GELU", "FeedForward", "TransformerBlock"],
     "scratchformer.tokenizer": ["gpt2_encoding"],
 }
 
