@@ -501,3 +501,20 @@ def test_two_process_ddp_run_on_cpu(tmp_path: Path, toy_dir: Path) -> None:
     assert result.stdout.count("test accuracy") == 1, "only rank 0 reports"
     model = load_checkpoint(out)
     assert isinstance(model, BertForSequenceClassification)
+
+
+def test_cli_overrides_and_errors(tmp_path: Path, toy_dir: Path, capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "run"
+    base = ["train-imdb", "--data", str(toy_dir), "--out", str(out), "--config", "tiny", "--device", "cpu",
+            "--cache", str(tmp_path / "cache"), "--no-progress"]
+    assert main([*base, "--set", "d_model=8", "--set", "lr=0.02", "--epochs", "1", "--no-test"]) == 0
+    results = json.loads((out / "results.json").read_text())
+    assert results["model_config"]["d_model"] == 8 and results["train_config"]["lr"] == 0.02
+    assert results["test"] is None, "--no-test never evaluates the test split"
+    capsys.readouterr()
+    assert main([*base, "--set", "colour=blue"]) == 2
+    assert "KEY a field of BertConfig or TrainConfig" in capsys.readouterr().err
+    assert main([*base, "--set", "num_heads=3"]) == 2
+    assert "must be divisible by num_heads (3)" in capsys.readouterr().err
+    assert main(["classify", "--checkpoint", str(tmp_path / "missing"), "text"]) == 2
+    assert "no checkpoint at" in capsys.readouterr().err

@@ -386,6 +386,7 @@ def train(
         train_loader.set_epoch(epoch)
         network.train()
         totals = torch.zeros(4, dtype=torch.float64, device=device)  # loss sum, correct, examples, tokens
+        step_losses = []
         start = time.perf_counter()
         batches = tqdm(train_loader, desc=f"epoch {epoch + 1}/{config.epochs}", disable=not progress or rank != 0)
         for ids, mask, labels in batches:
@@ -404,6 +405,7 @@ def train(
                 batch_totals = (loss * len(labels), (logits.argmax(-1) == labels).sum(), labels.new_tensor(len(labels)),
                                 mask.sum())
                 totals += torch.stack([value.to(torch.float64) for value in batch_totals])
+                step_losses.append(loss.detach())
         if is_distributed():
             dist.all_reduce(totals)
         seconds = time.perf_counter() - start
@@ -417,6 +419,7 @@ def train(
             "val_accuracy": val["accuracy"],
             "seconds": seconds,
             "tokens_per_second": float(totals[3]) / seconds,
+            "step_losses": torch.stack(step_losses).tolist() if step_losses else [],  # this process's batches
         }
         history.append(record)
         improved = val["accuracy"] > best_accuracy
@@ -504,6 +507,25 @@ def preset(name: str) -> tuple[BertConfig, TrainConfig]:
     return BertConfig(**PRESETS[name]["model"]), TrainConfig(**PRESETS[name]["train"])
 
 
+def apply_overrides(model_config: BertConfig, train_config: TrainConfig, overrides: Sequence[str]) -> tuple[BertConfig, TrainConfig]:
+    """Apply `KEY=VALUE` settings to whichever configuration has the field `KEY` (checked again).
+
+    Taught in chapter 10, "The command line".
+    """
+    changes: dict[str, dict] = {"model": {}, "train": {}}
+    for item in overrides:
+        key, sep, text = item.partition("=")
+        owner = "model" if hasattr(model_config, key) else "train" if hasattr(train_config, key) else None
+        if not sep or owner is None:
+            raise ValueError(f"--set {item!r}: expected KEY=VALUE with KEY a field of BertConfig or TrainConfig")
+        current = getattr(model_config if owner == "model" else train_config, key)
+        try:
+            changes[owner][key] = type(current)(text) if current is not None else int(text)
+        except ValueError:
+            raise ValueError(f"--set {item!r}: {text!r} is not a valid {type(current).__name__}") from None
+    return replace(model_config, **changes["model"]), replace(train_config, **changes["train"])
+
+
 def file_sha256(path: str | os.PathLike) -> str:
     """sha256 of a file's bytes.
 
@@ -573,7 +595,7 @@ def run_train_imdb(args: argparse.Namespace, argv: Sequence[str]) -> int:
     rank = dist.get_rank() if is_distributed() else 0
     say = print if rank == 0 else (lambda message: None)
     try:
-        model_config, train_config = preset(args.config)
+        model_config, train_config = apply_overrides(*preset(args.config), args.set)
         if args.epochs:
             train_config = replace(train_config, epochs=args.epochs)
         data = load_imdb(args.data)
@@ -584,7 +606,8 @@ def run_train_imdb(args: argparse.Namespace, argv: Sequence[str]) -> int:
                                    data[s].source) for s in data}
         if rank != 0:
             dist.barrier()  # rank 0 tokenizes and fills the cache first
-        encoded = {s: encode_reviews(data[s], model_config.max_len, train_config.truncation, args.cache) for s in data}
+        needed = ["train"] if args.no_test else ["train", "test"]
+        encoded = {s: encode_reviews(data[s], model_config.max_len, train_config.truncation, args.cache) for s in needed}
         train_lengths = np.array([len(t) for t in review_tokens(data["train"], args.cache)])
         if rank == 0 and is_distributed():
             dist.barrier()
@@ -601,17 +624,21 @@ def run_train_imdb(args: argparse.Namespace, argv: Sequence[str]) -> int:
                                   seed=train_config.seed, length_groups=train_config.length_groups, **shard)
         eval_batch = 4 * train_config.batch_size
         val_loader = ReviewLoader(ids[val_index], labels[val_index], eval_batch, length_groups=1, **shard)
-        test_loader = ReviewLoader(*encoded["test"], eval_batch, length_groups=1, **shard)
 
         torch.manual_seed(train_config.seed)
         model = BertForSequenceClassification(model_config).to(device)
         history = train(model, fit_loader, val_loader, train_config, args.out, resume=args.resume,
                         progress=not args.no_progress, log=say)
         trained = time.perf_counter()
-        best = load_checkpoint(args.out, device)
-        test = evaluate(best, test_loader, train_config.precision)
+        if args.no_test:
+            test = None
+        else:
+            test_loader = ReviewLoader(*encoded["test"], eval_batch, length_groups=1, **shard)
+            test = evaluate(load_checkpoint(args.out, device), test_loader, train_config.precision)
         finished = time.perf_counter()
-        say(f"test accuracy {test['accuracy']:.4f} on {test['examples']:,} reviews; {finished - started:.0f} s in all")
+        if test is not None:
+            say(f"test accuracy {test['accuracy']:.4f} on {test['examples']:,} reviews")
+        say(f"{finished - started:.0f} s in all")
         if rank == 0:
             best_epoch = max(history, key=lambda record: record["val_accuracy"])
             flops = training_flops_per_token(model_config, float(np.minimum(train_lengths + 2, model_config.max_len).mean()))
@@ -707,6 +734,9 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--threads", type=int, help="torch CPU threads per process (default: torch's choice)")
     fit.add_argument("--cache", help="token cache folder (default: $SCRATCHFORMER_CACHE or ~/.cache/scratchformer)")
     fit.add_argument("--limit", type=int, help="use only this many random reviews of each split (quick trials)")
+    fit.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                     help="override a field of the preset's BertConfig or TrainConfig (repeatable)")
+    fit.add_argument("--no-test", action="store_true", help="stop after validation; never touch the test split")
     fit.add_argument("--no-progress", action="store_true", help="no progress bar")
     label = commands.add_parser("classify", help="label texts with a trained model")
     label.add_argument("--checkpoint", required=True, help="a checkpoint file, or a run's folder (uses best.pt)")
@@ -723,6 +753,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
-    if args.command == "train-imdb":
-        return run_train_imdb(args, argv)
-    return run_classify(args)
+    try:
+        if args.command == "train-imdb":
+            return run_train_imdb(args, argv)
+        return run_classify(args)
+    except (ValueError, FileNotFoundError, RuntimeError) as err:
+        print(f"scratchformer {args.command}: error: {err}", file=sys.stderr)
+        return 2
