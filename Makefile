@@ -4,8 +4,10 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 # CI and these targets install the CPU build of torch pinned in constraints.txt.
 PIP_INSTALL := $(BIN)/pip install --disable-pip-version-check -q -c constraints.txt
+BROWSER_PACKAGES := chromium chromium-driver fonts-wqy-microhei
+JUPYTER_BOOK := $(BIN)/jupyter-book build --warningiserror --keep-going
 
-.PHONY: venv export check book test bench clean
+.PHONY: venv mathjax browser export check book linkcheck test bench clean
 
 venv: $(VENV)/.installed
 
@@ -15,17 +17,43 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PIP_INSTALL) -e ".[book,test,data,bench]"
 	touch $@
 
+# MathJax, served by the book itself (version pinned in package.json).
+mathjax: node_modules/mathjax/package.json
+
+node_modules/mathjax/package.json: package.json
+	npm install --no-audit --no-fund --no-package-lock
+	touch $@
+
+# Headless Chromium, its driver and a CJK font (the book's Chinese examples) for
+# tests/test_browser.py, from Debian's packages. Best
+# effort: without root or a package source the browser test skips and says why. .ci/run
+# installs them unconditionally.
+browser:
+	@if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then \
+		echo "chromium: $$(command -v chromium), chromedriver: $$(command -v chromedriver)"; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		(apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(BROWSER_PACKAGES)) \
+			|| echo "could not install chromium; tests/test_browser.py will skip"; \
+	else \
+		echo "chromium not installed (needs root and apt-get); tests/test_browser.py will skip"; \
+	fi
+
 export: venv
 	$(BIN)/python tools/export.py
 
 check: venv
 	$(BIN)/python tools/export.py --check
 
-book: export
-	$(BIN)/jupyter-book build --warningiserror --keep-going .
+book: export mathjax
+	$(JUPYTER_BOOK) .
 	@echo "The book is in _build/html/index.html"
 
-test: check
+# The book's own links (pages, anchors, files); external URLs are never fetched.
+linkcheck: export mathjax
+	$(JUPYTER_BOOK) --builder custom --custom-builder linkcheck .
+	@echo "Report: _build/linkcheck/output.txt"
+
+test: check mathjax browser
 	$(BIN)/python -m pytest -q -ra
 
 bench: venv

@@ -6,8 +6,12 @@ Two comparisons, each against a reference measured in the same run:
 - `sdpa` (our module handing attention to `torch.nn.functional.scaled_dot_product_attention`)
   vs the bare kernel with the same four projections and nothing else.
 
-The timings interleave the contestants round by round and report medians, so that a shared,
-noisy machine slows all of them alike and the ratios stay meaningful.
+The timings interleave the contestants round by round (rotating their order) and report each
+one's fastest round, so that a shared, noisy machine slows all of them alike and the ratios stay
+meaningful. On the CPU the clock is, by default, the process's CPU time with one torch thread:
+it counts the work done, not the time spent waiting for the machine's other users (use
+`--clock wall --threads N` for wall-clock time with N threads). On a GPU it is wall-clock time
+between synchronizations.
 
     python benchmarks/attention.py                      # fp32 on CPU, B=16, T=256, d=256, 8 heads
     python benchmarks/attention.py --device cuda --dtype bfloat16 --seq-lens 256 1024
@@ -21,7 +25,6 @@ import json
 import os
 import platform
 import shlex
-import statistics
 import sys
 import tempfile
 import time
@@ -63,21 +66,29 @@ def synchronize(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def time_rounds(steps: dict[str, Callable[[], None]], rounds: int, warmup: int, device: torch.device) -> dict[str, float]:
-    """Median seconds per call of each step, calling them in turn, round after round."""
+def time_rounds(
+    steps: dict[str, Callable[[], None]], rounds: int, warmup: int, device: torch.device, clock: Callable[[], float]
+) -> dict[str, float]:
+    """Fastest seconds per call of each step, calling them in turn, round after round.
+
+    The order rotates from round to round so that no step always follows the same one. The
+    minimum is reported because on a shared machine other work only ever adds time.
+    """
     for _ in range(warmup):
         for step in steps.values():
             step()
     synchronize(device)
-    samples: dict[str, list[float]] = {name: [] for name in steps}
-    for _ in range(rounds):
-        for name, step in steps.items():
+    names = list(steps)
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for round_index in range(rounds):
+        shift = round_index % len(names)
+        for name in names[shift:] + names[:shift]:
             synchronize(device)
-            start = time.perf_counter()
-            step()
+            start = clock()
+            steps[name]()
             synchronize(device)
-            samples[name].append(time.perf_counter() - start)
-    return {name: statistics.median(times) for name, times in samples.items()}
+            samples[name].append(clock() - start)
+    return {name: min(times) for name, times in samples.items()}
 
 
 def forward_backward(module: nn.Module, x: Tensor, call: Callable[[Tensor], Tensor]) -> Callable[[], None]:
@@ -114,13 +125,18 @@ def main(argv: list[str] | None = None) -> None:
                         choices=["none", "causal", "padding", "padding+causal"])
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (CPU)")
+    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: 1 on the CPU)")
+    parser.add_argument("--clock", choices=["cpu", "wall"], default=None,
+                        help="cpu: process CPU time (default on the CPU); wall: wall-clock time (default on a GPU)")
     parser.add_argument("--json", type=Path, default=None, help="also write the table and its rows here")
     args = parser.parse_args(argv)
 
     device, dtype = torch.device(args.device), DTYPES[args.dtype]
-    if args.threads is not None:
-        torch.set_num_threads(args.threads)
+    clock_name = args.clock or ("cpu" if device.type == "cpu" else "wall")
+    clock = time.process_time if clock_name == "cpu" else time.perf_counter
+    threads = args.threads if args.threads is not None else (1 if device.type == "cpu" else None)
+    if threads is not None:
+        torch.set_num_threads(threads)
     torch.manual_seed(0)
     B, C, H = args.batch, args.d_model, args.heads
     explicit = MultiHeadAttention(C, C, H, impl="explicit")
@@ -137,7 +153,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     header = (
         f"torch {torch.__version__}, {device.type} ({hardware}), {args.dtype}, B={B}, d={C}, heads={H}, "
-        f"forward+backward, median of {args.rounds} interleaved rounds"
+        f"forward+backward, {clock_name} time, best of {args.rounds} interleaved rounds"
     )
     table = [
         "| T | mask | explicit ms | nn.MultiheadAttention ms | ratio | sdpa ms | bare SDPA + projections ms | ratio |",
@@ -167,7 +183,7 @@ def main(argv: list[str] | None = None) -> None:
                 "sdpa": forward_backward(ours_sdpa, x, lambda x: ours_sdpa(x, mask=pad)),
                 "bare": forward_backward(bare, x, lambda x: bare(x, bare_mask, causal and not padded)),
             }
-            ms = {name: 1000 * seconds for name, seconds in time_rounds(steps, args.rounds, args.warmup, device).items()}
+            ms = {name: 1000 * seconds for name, seconds in time_rounds(steps, args.rounds, args.warmup, device, clock).items()}
             row = {
                 "T": T, "mask": mask_name,
                 "explicit_ms": ms["explicit"], "torch_mha_ms": ms["torch_mha"],

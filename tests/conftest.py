@@ -1,7 +1,9 @@
-"""Shared fixtures: every numeric test runs on each available device."""
+"""Shared fixtures: every numeric test runs on each available device; the book is built once."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,3 +24,20 @@ ROOT = Path(__file__).resolve().parent.parent
 def device(request: pytest.FixtureRequest) -> torch.device:
     """A torch device: `cpu` always, `cuda` when one is present."""
     return torch.device(request.param)
+
+
+@pytest.fixture(scope="session")
+def html_dir() -> Path:
+    """Build the whole book once per test session (warnings are errors); return `_build/html`.
+
+    The build caches executed chapters in `_build/.jupyter_cache`, so only changed chapters run.
+    """
+    jupyter_book = Path(sys.executable).with_name("jupyter-book")
+    result = subprocess.run(
+        [str(jupyter_book), "build", "--warningiserror", "--keep-going", str(ROOT)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert result.returncode == 0, f"book build failed:\n{result.stdout[-6000:]}\n{result.stderr[-6000:]}"
+    return ROOT / "_build" / "html"

@@ -161,3 +161,15 @@ def test_masked_weights_are_exactly_zero_and_rows_sum_to_one_or_zero(scores, dat
     assert torch.equal(weights[~mask], torch.zeros_like(weights[~mask]))
     expected = mask.any(-1).float()
     torch.testing.assert_close(weights.sum(-1), expected, rtol=0, atol=1e-5)
+
+
+def test_masked_softmax_gradient_is_finite_and_zero_where_masked(device: torch.device) -> None:
+    scores = torch.randn(3, 4, device=device, requires_grad=True)
+    mask = torch.tensor([[True, True, False, True], [False] * 4, [True, False, False, False]], device=device)
+    weights = masked_softmax(scores, mask)
+    (weights * torch.randn(3, 4, device=device)).sum().backward()
+    assert torch.isfinite(scores.grad).all()
+    assert torch.equal(scores.grad[~mask], torch.zeros_like(scores.grad[~mask]))
+    # the same as writing -inf into the scores, for rows that allow something
+    reference = torch.softmax(scores.detach().masked_fill(~mask, float("-inf")), dim=-1)
+    torch.testing.assert_close(weights[[0, 2]], reference[[0, 2]], rtol=0, atol=0)

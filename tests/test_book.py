@@ -1,19 +1,39 @@
-"""The book build is a test: every cell runs, warnings are errors, glued numbers reach the HTML."""
+"""The book build is a test: every cell runs, warnings are errors, glued numbers reach the HTML,
+and what the site promises readers (offline math, notebooks, reference, links) is there."""
 
 from __future__ import annotations
 
 import html
+import json
 import re
 import subprocess
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
+import nbformat
 import pytest
+import yaml
 
 from conftest import ROOT
 
+sys.path.insert(0, str(ROOT / "tools"))
+import export  # noqa: E402
+import notebooks  # noqa: E402
+
 # Numbers each chapter's prose quotes through {glue:text}; they must appear on the rendered page.
 EXPECTED_IN_HTML: dict[str, list[str]] = {
+    "book/01_tokenization.html": [
+        "50,257", "50,000", "50256", "25954", "11819", "12157", "33,135", "65.9", "128", "100.000%",
+    ],
+    "book/02_embeddings.html": ["1.414", "205.9", "3.15", "65.4", "38,597,376", "31"],
+    "book/03_positional_encoding.html": [
+        "0.271", "849", "[0, 1, 0, 0, 0, 0, 0, 0]", "[0, 1, 0, 0, 0, 0, 1, 1]", "[0, 1, 0, 0, 0, 1, 0, 0]",
+        "6.44", "20.8", "229", "4.5", "2525", "0.41", "-0.83", "384", "786,432",
+        "-10.7468", "-8.2811", "3.073", "1.824", "2.232",
+    ],
+    "book/corrections.html": ["229", "4.5", "0.41", "-0.83", "32,860", "0.3775", "0.6225"],
     "book/04_self_attention.html": ["0.691", "0.154", "0.807", "0.855", "0.048", "0.952"],
     "book/05_scaling.html": ["32,860", "217,110", "0.276", "0.124", "0.112", "0.151", "0.337", "0.930", "-0.60"],
     "book/06_causal_masking.html": ["0.0420 / 0.1142 / 0.8438", "0.2689 / 0.7311 / 0.0000", "0.3775 / 0.6225", "[nan, nan]"],
@@ -26,23 +46,43 @@ EXPECTED_IN_HTML: dict[str, list[str]] = {
 }
 
 
+def book_pages() -> list[str]:
+    """Every page of the book, as paths under `_build/html`, in `_toc.yml` order."""
+    return [Path(chapter).with_suffix(".html").as_posix() for chapter in export.toc_chapters(ROOT)]
+
+
+def chapter_pages() -> list[str]:
+    """The pages of the numbered part (the chapters, without the intro and the appendices)."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    return [f"{entry['file']}.html" for part in toc["parts"] if part.get("numbered") for entry in part["chapters"]]
+
+
 def visible_text(page: Path) -> str:
-    raw = page.read_text(encoding="utf-8")
+    raw = re.sub(r"<!--.*?-->", " ", page.read_text(encoding="utf-8"), flags=re.S)
     raw = re.sub(r"<(script|style)\b.*?</\1>", " ", raw, flags=re.S)
     return html.unescape(re.sub(r"<[^>]+>", " ", raw))
 
 
-@pytest.fixture(scope="module")
-def html_dir() -> Path:
-    jupyter_book = Path(sys.executable).with_name("jupyter-book")
-    result = subprocess.run(
-        [str(jupyter_book), "build", "--warningiserror", "--keep-going", str(ROOT)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
-    assert result.returncode == 0, f"book build failed:\n{result.stdout[-6000:]}\n{result.stderr[-6000:]}"
-    return ROOT / "_build" / "html"
+class LinkParser(HTMLParser):
+    """Collects element ids and the links (href/src) of one HTML page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: set[str] = set()
+        self.links: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for key, value in attrs:
+            if key in ("id", "name") and value:
+                self.ids.add(value)
+            if value and ((key == "href" and tag in ("a", "link")) or (key == "src" and tag in ("img", "script"))):
+                self.links.append(value)
+
+
+def parse(page: Path) -> LinkParser:
+    parser = LinkParser()
+    parser.feed(page.read_text(encoding="utf-8"))
+    return parser
 
 
 @pytest.mark.book
@@ -57,3 +97,122 @@ def test_glued_numbers_are_rendered(html_dir: Path, page: str) -> None:
     missing = [number for number in EXPECTED_IN_HTML[page] if number not in text]
     assert not missing, f"{page} does not show {missing}"
     assert "{glue:" not in text, f"{page} has an unresolved glue role"
+
+
+@pytest.mark.book
+def test_chapters_are_numbered(html_dir: Path) -> None:
+    for number, page in enumerate(chapter_pages(), start=1):
+        text = (html_dir / page).read_text(encoding="utf-8")
+        assert f'<h1><span class="section-number">{number}. </span>' in text, f"{page} is not chapter {number}"
+
+
+@pytest.mark.book
+def test_mathjax_is_served_by_the_site(html_dir: Path) -> None:
+    mathjax = html_dir / "_static" / "mathjax"
+    assert (mathjax / "tex-mml-chtml.js").stat().st_size > 100_000
+    assert list((mathjax / "output" / "chtml" / "fonts" / "woff-v2").glob("*.woff")), "MathJax fonts missing"
+    pages_with_math = 0
+    for page in html_dir.rglob("*.html"):
+        scripts = [link for link in parse(page).links if link.endswith(".js") or ".js?" in link]
+        external = [src for src in scripts if urlsplit(src).scheme]
+        assert not external, f"{page.relative_to(html_dir)} loads scripts from elsewhere: {external}"
+        if "_static/mathjax/tex-mml-chtml.js" in page.read_text(encoding="utf-8"):
+            pages_with_math += 1
+    assert pages_with_math >= 1, "no page loads MathJax (the corrections page has formulas)"
+
+
+@pytest.mark.book
+def test_launch_buttons_open_the_published_notebook(html_dir: Path) -> None:
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    repo = config["repository"]["url"].removeprefix("https://github.com/")
+    for page in chapter_pages():
+        notebook_path = f"_notebooks/{Path(page).with_suffix('.ipynb').as_posix()}"
+        links = parse(html_dir / page).links
+        assert f"https://colab.research.google.com/github/{repo}/blob/gh-pages/{notebook_path}" in links, page
+        assert f"https://mybinder.org/v2/gh/{repo}/gh-pages?urlpath=lab/tree/{notebook_path}" in links, page
+        assert f"../{notebook_path}" in links, f"{page}: the .ipynb download is not the published notebook"
+        assert not (html_dir / "_sources" / Path(page).with_suffix(".ipynb")).exists(), "a second, unlinked notebook"
+        notebook = nbformat.read(html_dir / notebook_path, as_version=4)
+        nbformat.validate(notebook)
+        assert notebook.cells[0].id == notebooks.INSTALL_CELL_ID
+        assert f"git+{config['repository']['url']}@main" in notebook.cells[0].source
+        assert len(notebook.cells) > 1
+    requirements = (html_dir / "binder" / "requirements.txt").read_text(encoding="utf-8")
+    assert f"scratchformer @ git+{config['repository']['url']}@main" in requirements
+    assert (html_dir / ".nojekyll").exists()
+
+
+@pytest.mark.book
+def test_page_buttons_point_at_the_repository(html_dir: Path) -> None:
+    links = parse(html_dir / "book" / "04_self_attention.html").links
+    assert "https://github.com/scratchformer/scratchformer" in links
+    assert "https://github.com/scratchformer/scratchformer/edit/main/book/04_self_attention.md" in links
+    assert "../_sources/book/04_self_attention.md" in links
+
+
+@pytest.mark.book
+def test_reference_lists_every_exported_name(html_dir: Path) -> None:
+    page = html_dir / "book" / "reference.html"
+    parser = parse(page)
+    text = visible_text(page)
+    modules = export.collect(ROOT)
+    assert modules, "no chapter exports anything"
+    for module in modules.values():
+        assert f"module-{module.name}" in parser.ids
+        for block in module.blocks:
+            for name in block.names:
+                assert f"{module.name}.{name}" in parser.ids, f"{name} is not in the package reference"
+        chapter_html = Path(module.chapters[0]).relative_to("book").with_suffix(".html").as_posix()
+        assert any(link.startswith(chapter_html + "#") for link in parser.links), "no link to a teaching section"
+    assert "Taught in chapter" in text
+
+
+@pytest.mark.book
+def test_citations_link_to_the_bibliography(html_dir: Path) -> None:
+    bibliography = html_dir / "book" / "bibliography.html"
+    text = visible_text(bibliography)
+    for title in ["Attention is All you Need", "Neural Machine Translation by Jointly Learning to Align",
+                  "Pre-training of Deep Bidirectional Transformers", "Rare Words with Subword Units",
+                  "Unsupervised Multitask Learners", "Word Vectors for Sentiment Analysis",
+                  "Layer Normalization", "Gaussian Error Linear Units", "Rotary Position Embedding",
+                  "Phrases and their Compositionality"]:
+        assert title.lower() in text.lower(), f"bibliography lacks {title!r}"
+    chapter = parse(html_dir / "book" / "04_self_attention.html")
+    assert sum(link.startswith("bibliography.html#") for link in chapter.links) >= 2
+
+
+@pytest.mark.book
+def test_internal_links_resolve(html_dir: Path) -> None:
+    """Every relative link and asset of every page exists, and so does the element its #anchor names."""
+    # The theme's template macros under _static/ are not pages.
+    parsed = {page: parse(page) for page in html_dir.rglob("*.html") if "_static" not in page.parts}
+    broken = []
+    for page, parser in parsed.items():
+        for link in parser.links:
+            parts = urlsplit(link)
+            if parts.scheme or parts.netloc or link.startswith("#") and len(link) == 1:
+                continue
+            target = (page.parent / unquote(parts.path)).resolve() if parts.path else page
+            if target.is_dir():
+                target = target / "index.html"
+            if not target.exists():
+                broken.append(f"{page.relative_to(html_dir)}: {link} (no such file)")
+            elif parts.fragment and target.suffix == ".html" and unquote(parts.fragment) not in parsed[target].ids:
+                broken.append(f"{page.relative_to(html_dir)}: {link} (no such anchor)")
+    assert not broken, "\n".join(broken)
+
+
+@pytest.mark.book
+def test_sphinx_linkcheck_finds_no_broken_link(html_dir: Path) -> None:
+    """Sphinx's own link checker, on the book's links only (external URLs are ignored in _config.yml)."""
+    jupyter_book = Path(sys.executable).with_name("jupyter-book")
+    result = subprocess.run(
+        [str(jupyter_book), "build", "--warningiserror", "--keep-going", "--builder", "custom",
+         "--custom-builder", "linkcheck", str(ROOT)],
+        capture_output=True, text=True, cwd=ROOT,
+    )
+    assert result.returncode == 0, f"linkcheck failed:\n{result.stdout[-6000:]}\n{result.stderr[-3000:]}"
+    report = ROOT / "_build" / "linkcheck" / "output.json"
+    statuses = [json.loads(line) for line in report.read_text(encoding="utf-8").splitlines() if line.strip()]
+    bad = [s for s in statuses if s["status"] not in ("working", "ignored", "unchecked")]
+    assert not bad, bad

@@ -197,21 +197,22 @@ def test_repository_is_in_sync() -> None:
 def test_check_fails_when_a_generated_module_is_edited_alone(tmp_path: Path) -> None:
     root = copy_repo(tmp_path)
     module = root / "src" / "scratchformer" / "attention.py"
-    module.write_text(module.read_text().replace("math.sqrt(d_k)", "d_k"))
+    module.write_text(module.read_text().replace("math.sqrt(q.shape[-1])", "q.shape[-1]"))
     result = run_check(root)
     assert result.returncode == 1
-    assert "attention.py" in result.stdout and "math.sqrt(d_k)" in result.stdout
+    assert "attention.py" in result.stdout and "math.sqrt(q.shape[-1])" in result.stdout
 
 
 def test_check_fails_when_an_exported_cell_is_edited_alone(tmp_path: Path) -> None:
     root = copy_repo(tmp_path)
     chapter_path = root / "book" / "04_self_attention.md"
     text = chapter_path.read_text()
-    assert "math.sqrt(d_k)" in text
-    chapter_path.write_text(text.replace("math.sqrt(d_k)", "d_k ** 0.5", 1))
+    exported_line = "scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])"
+    assert text.count(exported_line) == 1
+    chapter_path.write_text(text.replace(exported_line, "scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5"))
     result = run_check(root)
     assert result.returncode == 1
-    assert "+    scores = q @ k.transpose(-2, -1) / d_k ** 0.5" in result.stdout
+    assert "+    scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5" in result.stdout
 
 
 CELL_SEVERAL = """

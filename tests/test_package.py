@@ -7,6 +7,7 @@ import subprocess
 import sys
 import sysconfig
 import venv
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,11 @@ import pytest
 from conftest import ROOT
 
 EXPORTED = {
+    "scratchformer.embedding": ["one_hot", "TokenEmbedding"],
+    "scratchformer.positional": [
+        "integer_positions", "binary_positions", "angular_frequencies", "rotate_pairs",
+        "sinusoidal_positions", "LearnedPositionalEmbedding", "apply_rope",
+    ],
     "scratchformer.attention": [
         "scaled_dot_product_attention",
         "SelfAttention",
@@ -25,18 +31,27 @@ EXPORTED = {
         "MultiHeadAttention",
     ],
     "scratchformer.block": ["LayerNorm", "GELU", "FeedForward", "TransformerBlock"],
-    "scratchformer.tokenizer": ["gpt2_encoding"],
+    "scratchformer.tokenizer": [
+        "GPT2_PATTERN", "END_OF_TEXT", "GPT2_FILE_SHA256", "bytes_to_unicode", "read_gpt2_file", "gpt2_merge_ranks",
+        "gpt2_encoding", "Merge", "train_word_bpe", "apply_word_merges", "BPETokenizer",
+    ],
 }
 
 
-@pytest.mark.slow
-def test_wheel_installs_into_a_fresh_venv(tmp_path: Path) -> None:
-    wheel_dir = tmp_path / "wheels"
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The package built as a wheel, the way `pip install .` builds it."""
+    wheel_dir = tmp_path_factory.mktemp("wheels")
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(wheel_dir), str(ROOT)],
         check=True,
     )
-    (wheel,) = wheel_dir.glob("scratchformer-*.whl")
+    (built,) = wheel_dir.glob("scratchformer-*.whl")
+    return built
+
+
+@pytest.mark.slow
+def test_wheel_installs_into_a_fresh_venv(wheel: Path, tmp_path: Path) -> None:
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=False)
     python = env_dir / "bin" / "python"
@@ -58,6 +73,9 @@ def test_wheel_installs_into_a_fresh_venv(tmp_path: Path) -> None:
         "import scratchformer, pathlib; "
         f"{checks}; "
         f"assert pathlib.Path(scratchformer.__file__).is_relative_to({str(env_dir)!r}), scratchformer.__file__; "
+        # GPT-2's vocabulary files are read from the installed package, hash-checked.
+        "from scratchformer.tokenizer import BPETokenizer, gpt2_encoding; "
+        "assert gpt2_encoding().encode(' Building') == BPETokenizer.from_gpt2().encode(' Building') == [11819]; "
         "print(scratchformer.__version__)"
     )
     result = subprocess.run([str(python), "-c", script], capture_output=True, text=True, env=env, cwd=tmp_path)
@@ -69,14 +87,7 @@ def test_wheel_installs_into_a_fresh_venv(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_wheel_carries_gpt2_vocabulary(tmp_path: Path) -> None:
-    import zipfile
-
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), str(ROOT)],
-        check=True,
-    )
-    (wheel,) = tmp_path.glob("scratchformer-*.whl")
+def test_wheel_carries_gpt2_vocabulary(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     for data_file in ("vocab.bpe", "encoder.json", "GPT2-LICENSE"):
         assert f"scratchformer/data/{data_file}" in names

@@ -9,6 +9,15 @@ operations so that each step can be read and checked against the book.
 What this module deliberately does not handle: key/value caches for generation,
 cross-attention with separate key/value inputs to the modules (the function itself
 accepts any q, k, v), sparse or linear-time attention variants.
+
+Chapters 6-8 add boolean masks (causal and padding; True = may attend), inverted dropout and
+multi-head self-attention. `MultiHeadAttention(impl="sdpa")` hands the attention step to
+`torch.nn.functional.scaled_dot_product_attention` and computes the same function as the
+explicit code, including zero (not NaN) output for queries with nothing to attend to.
+
+Masks are boolean only: additive float masks and attention biases (ALiBi, relative
+positions) are not supported, and `MultiHeadAttention` attends within one sequence
+(queries, keys and values all come from `x`).
 """
 
 import math
@@ -17,7 +26,45 @@ from torch import Tensor, nn
 import torch.nn.functional as F
 
 
-# book/04_self_attention.md: The module
+# book/04_self_attention.md: Five matrix multiplications and one transpose
+def check_mask(mask: Tensor, shape: tuple[int, ...]) -> None:
+    """Raise `ValueError` unless `mask` is boolean and broadcasts to `shape` (the scores' shape).
+
+    Taught in chapter 4, "Self-attention with trainable weights".
+    """
+    if mask.dtype != torch.bool:
+        raise ValueError(f"mask must be boolean (True where attending is allowed), got dtype {mask.dtype}")
+    try:
+        broadcast = torch.broadcast_shapes(mask.shape, shape)
+    except RuntimeError:
+        broadcast = None
+    if broadcast != tuple(shape):
+        raise ValueError(f"mask of shape {tuple(mask.shape)} does not broadcast to the scores' shape {tuple(shape)}")
+
+
+def masked_softmax(scores: Tensor, mask: Tensor | None = None) -> Tensor:
+    """Softmax over the last axis of `scores`, counting only the keys where `mask` is True.
+
+    `mask` is boolean and broadcastable to `scores`. Masked keys get weight exactly 0; a row
+    with every key masked gets all-zero weights instead of NaN. Chapter 6 explains each step.
+
+    Taught in chapter 4, "Self-attention with trainable weights".
+    """
+    if mask is None:
+        return torch.softmax(scores, dim=-1)
+    check_mask(mask, scores.shape)
+    # A row with no allowed key would be all -inf, and softmax(-inf, ..., -inf) is 0/0 = NaN:
+    # let such rows see every key for now, and zero them at the end.
+    nothing_allowed = ~mask.any(dim=-1, keepdim=True)  # (..., T_q, 1)
+    # 0 where allowed, -inf where not: adding it writes -inf into the masked scores.
+    bias = torch.zeros(mask.shape, dtype=scores.dtype, device=scores.device)
+    bias = bias.masked_fill(~(mask | nothing_allowed), float("-inf"))
+    attn_weights = torch.softmax(scores + bias, dim=-1)
+    if nothing_allowed.any():
+        attn_weights = attn_weights.masked_fill(nothing_allowed, 0.0)
+    return attn_weights
+
+
 def scaled_dot_product_attention(
     q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None
 ) -> tuple[Tensor, Tensor]:
@@ -42,28 +89,13 @@ def scaled_dot_product_attention(
         raise ValueError(
             f"keys and values must have the same number of positions: k {tuple(k.shape)} vs v {tuple(v.shape)}"
         )
-    d_k = q.shape[-1]
-    scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)  # (..., T_q, T_k)
-    if mask is not None:
-        if mask.dtype != torch.bool:
-            raise ValueError(f"mask must be boolean (True where attending is allowed), got dtype {mask.dtype}")
-        try:
-            broadcast = torch.broadcast_shapes(mask.shape, scores.shape)
-        except RuntimeError:
-            broadcast = None
-        if broadcast != scores.shape:
-            raise ValueError(
-                f"mask of shape {tuple(mask.shape)} does not broadcast to the scores' shape {tuple(scores.shape)}"
-            )
-        scores = scores.masked_fill(~mask, float("-inf"))
-    attn_weights = torch.softmax(scores, dim=-1)  # (..., T_q, T_k), rows sum to 1
-    if mask is not None:
-        # A row with every key masked is softmax(-inf, ..., -inf) = NaN; it attends to nothing.
-        attn_weights = attn_weights.masked_fill(~mask, 0.0)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (..., T_q, T_k)
+    attn_weights = masked_softmax(scores, mask)  # (..., T_q, T_k), rows sum to 1 (or 0)
     context = attn_weights @ v  # (..., T_q, d_v)
     return context, attn_weights
 
 
+# book/04_self_attention.md: The module
 class SelfAttention(nn.Module):
     """Single-head self-attention with trainable query, key and value matrices.
 
@@ -117,30 +149,6 @@ def causal_mask(seq_len: int, device: torch.device | str | None = None) -> Tenso
     if seq_len <= 0:
         raise ValueError(f"seq_len must be positive, got {seq_len}")
     return torch.tril(torch.ones(seq_len, seq_len, dtype=torch.bool, device=device))
-
-
-# book/06_causal_masking.md: A softmax that respects a mask
-def masked_softmax(scores: Tensor, mask: Tensor | None = None) -> Tensor:
-    """Softmax over the last axis of `scores`, counting only the keys where `mask` is True.
-
-    `mask` is boolean and broadcastable to `scores`. Masked keys get weight exactly 0; a row
-    with every key masked gets all-zero weights instead of NaN.
-
-    Taught in chapter 6, "Causal masking".
-    """
-    if mask is None:
-        return torch.softmax(scores, dim=-1)
-    if mask.dtype != torch.bool:
-        raise ValueError(f"mask must be boolean (True where attending is allowed), got dtype {mask.dtype}")
-    try:
-        broadcast = torch.broadcast_shapes(mask.shape, scores.shape)
-    except RuntimeError:
-        broadcast = None
-    if broadcast != scores.shape:
-        raise ValueError(f"mask of shape {tuple(mask.shape)} does not broadcast to the scores' shape {tuple(scores.shape)}")
-    attn_weights = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
-    # softmax(-inf, ..., -inf) is NaN: a row with nothing allowed attends to nothing.
-    return attn_weights.masked_fill(~mask, 0.0)
 
 
 # book/06_causal_masking.md: Padding masks
@@ -255,17 +263,7 @@ class MultiHeadAttention(nn.Module):
             raise ValueError(f"expected x of shape (B, T, {self.d_in}), got {tuple(x.shape)}")
         B, T, _ = x.shape
         if mask is not None:
-            if mask.dtype != torch.bool:
-                raise ValueError(f"mask must be boolean (True where attending is allowed), got dtype {mask.dtype}")
-            try:
-                broadcast = torch.broadcast_shapes(mask.shape, (B, self.num_heads, T, T))
-            except RuntimeError:
-                broadcast = None
-            if broadcast != (B, self.num_heads, T, T):
-                raise ValueError(
-                    f"mask of shape {tuple(mask.shape)} does not broadcast to (B, H, T, T) = "
-                    f"{(B, self.num_heads, T, T)}"
-                )
+            check_mask(mask, (B, self.num_heads, T, T))
         queries = self.split_heads(self.W_query(x))  # (B, H, T, head_dim)
         keys = self.split_heads(self.W_key(x))
         values = self.split_heads(self.W_value(x))
@@ -278,7 +276,8 @@ class MultiHeadAttention(nn.Module):
                 causal = causal_mask(T, device=x.device)  # (T, T)
                 mask = causal if mask is None else mask & causal
             if self.impl == "explicit":
-                scores = queries @ keys.transpose(-2, -1) / math.sqrt(self.head_dim)  # (B, H, T, T)
+                # dividing the queries equals dividing the scores, on a T / head_dim times smaller tensor
+                scores = (queries / math.sqrt(self.head_dim)) @ keys.transpose(-2, -1)  # (B, H, T, T)
                 attn_weights = masked_softmax(scores, mask)
                 attn_weights = dropout(attn_weights, p)
                 context = attn_weights @ values  # (B, H, T, head_dim)

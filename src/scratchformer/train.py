@@ -31,7 +31,7 @@ from scratchformer.bert import BertConfig, BertForSequenceClassification
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from tqdm.auto import tqdm
+from tqdm import tqdm
 from scratchformer.imdb import TRUNCATIONS
 from collections.abc import Sequence
 from scratchformer.imdb import encode_review

@@ -1,0 +1,223 @@
+"""The book site's tools without building the book: the package reference, the chapter
+notebooks, the MathJax copy and the bibliography labels."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import jupytext
+import nbformat
+import pytest
+from IPython.core.inputtransformer2 import TransformerManager
+
+from conftest import ROOT
+from test_export import CELL_A, chapter, make_book
+
+sys.path.insert(0, str(ROOT / "tools"))
+import book_site  # noqa: E402
+import export  # noqa: E402
+import notebooks  # noqa: E402
+import reference  # noqa: E402
+
+REPO = "https://github.com/scratchformer/scratchformer"
+
+CELL_CLASS = '''
+# Modules
+
+## Layers that `scale`
+
+Some prose.
+
+```{code-cell} ipython3
+:tags: [export]
+
+from torch import nn
+
+WIDTH: int = 4
+LIMITS = (0, 1)
+
+
+class Scaler(nn.Module):
+    """Multiply by a constant.
+
+    Taught in chapter 2, "Modules".
+    """
+
+    def __init__(self, factor: float = 2.0, *, bias: bool = False) -> None:
+        super().__init__()
+        self.factor = factor
+
+    def forward(self, x, /):
+        """Scale `x`."""
+        return x * self.factor
+
+    def _private(self):
+        return None
+```
+'''
+
+
+def test_arguments_are_written_like_inspect_signature() -> None:
+    def sig(source: str) -> str:
+        function = ast.parse(source).body[0]
+        return reference.format_arguments(function.args)
+
+    assert sig("def f(a, b: int = 1, *args, c, d: str = 'x', **kw): pass") == \
+        "(a, b: int = 1, *args, c, d: str = 'x', **kw)"
+    assert sig("def f(a, /, b=2, *, c): pass") == "(a, /, b=2, *, c)"
+    assert sig("def f(x: Tensor | None = None): pass") == "(x: Tensor | None = None)"
+
+
+def test_reference_lists_every_name_with_signature_docstring_and_section(tmp_path: Path) -> None:
+    root = make_book(tmp_path, {"a": chapter(CELL_A, doc="Demo module."), "b": chapter(CELL_CLASS)})
+    text = reference.render(root)
+    collected = [name for module in export.collect(root).values() for b in module.blocks for name in b.names]
+    assert collected == ["add", "WIDTH", "LIMITS", "Scaler"]
+    assert "## scratchformer.demo" in text
+    assert "```{py:module} scratchformer.demo" in text
+    assert "Demo module." in text
+    assert "```{py:function} add(a: int, b: int) -> int\n:module: \"scratchformer.demo\"" in text
+    assert "```{py:data} WIDTH\n:module: \"scratchformer.demo\"\n:value: \"4\"" in text
+    assert "```{py:data} LIMITS\n:module: \"scratchformer.demo\"\n:value: \"(0, 1)\"" in text
+    # A class: its __init__'s signature without self, nested public methods, no private ones.
+    assert "````{py:class} Scaler(factor: float = 2.0, *, bias: bool = False)" in text
+    assert "```{py:method} forward(x, /)\n\nScale `x`.\n```" in text
+    assert "_private" not in text
+    # The docstring's closing "Taught in ..." links to the section the cell sits under.
+    assert '[Taught in chapter 2, "Modules"](b.md#layers-that-scale).' in text
+    # Without such a line, the link is added.
+    assert "Taught in [A chapter › Adding](a.md#adding)." in text
+    # The index line links every name.
+    assert "{py:obj}`~scratchformer.demo.Scaler`" in text
+
+
+def test_directive_option_values_survive_yaml() -> None:
+    import yaml
+
+    pattern = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+: #x"""
+    text = reference._directive("data", "PATTERN", {"value": pattern}, "")
+    (option_line,) = [line for line in text.splitlines() if line.startswith(":value:")]
+    assert yaml.safe_load(option_line.removeprefix(":value:")) == pattern
+
+
+def test_section_anchors_are_myst_slugs_and_unique() -> None:
+    text = "---\nkernelspec: {}\n---\n# Title\n\n## The `x` part!\n\n```python\n# not a heading\n```\n\n## The `x` part!\n"
+    assert reference.heading_anchors(text) == [
+        (4, 1, "Title", "title"),
+        (6, 2, "The x part!", "the-x-part"),
+        (12, 2, "The x part!", "the-x-part-1"),
+    ]
+
+
+def test_reference_refuses_a_cell_under_no_heading(tmp_path: Path) -> None:
+    body = "```{code-cell} ipython3\n:tags: [export]\n\ndef f():\n    return 1\n```\n"
+    root = make_book(tmp_path, {"a": chapter(body)})
+    with pytest.raises(export.ExportError, match=r"book/a\.md:\d+: exported cell sits under no heading"):
+        reference.render(root)
+
+
+def test_repository_reference_covers_the_package() -> None:
+    text = reference.render(ROOT)
+    for module in export.collect(ROOT).values():
+        for block in module.blocks:
+            for name in block.names:
+                assert f"{{py:obj}}`~{module.name}.{name}`" in text
+
+
+def test_notebook_starts_with_the_install_cell_and_keeps_the_chapter(tmp_path: Path) -> None:
+    root = make_book(tmp_path, {"a": chapter(CELL_A)})
+    path = root / "book" / "a.md"
+    notebook = notebooks.chapter_notebook(path, REPO)
+    nbformat.validate(notebook)
+    first = notebook.cells[0]
+    assert first.cell_type == "code" and first.id == notebooks.INSTALL_CELL_ID
+    assert f'"scratchformer @ git+{REPO}@main"' in first.source
+    original = jupytext.read(path, fmt="md:myst")
+    assert [c.source for c in notebook.cells[1:]] == [c.source for c in original.cells]
+    assert notebook.cells[2].metadata["tags"] == ["export"]
+    assert set(notebook.metadata) == {"kernelspec", "language_info"}
+    assert notebooks.chapter_notebook(path, REPO) == notebook, "ids and content are deterministic"
+    out = tmp_path / "out" / "a.ipynb"
+    assert notebooks.write_notebook(notebook, out) and not notebooks.write_notebook(notebook, out)
+    assert nbformat.read(out, as_version=4) == notebook
+
+
+def run_install_cell(source: str, importable: bool) -> list[tuple[str, str]]:
+    """Run the install cell as IPython would; return the line magics it ran."""
+    calls: list[tuple[str, str]] = []
+    shell = SimpleNamespace(run_line_magic=lambda name, line: calls.append((name, line)))
+    python = TransformerManager().transform_cell(source)
+    saved = sys.modules.get("scratchformer")
+    sys.modules["scratchformer"] = saved if importable else None  # None makes `import` fail
+    try:
+        exec(compile(python, "<install cell>", "exec"), {"get_ipython": lambda: shell})
+    finally:
+        if saved is None:
+            sys.modules.pop("scratchformer", None)
+        else:
+            sys.modules["scratchformer"] = saved
+    return calls
+
+
+def test_install_cell_installs_only_where_the_package_is_missing() -> None:
+    import scratchformer  # noqa: F401 - inside the repository it is importable
+
+    source = notebooks.install_source(REPO, "main")
+    assert run_install_cell(source, importable=True) == []
+    calls = run_install_cell(source, importable=False)
+    assert len(calls) == 1 and calls[0][0] == "pip"
+    assert calls[0][1].startswith("install --quiet ")
+    assert f'"scratchformer @ git+{REPO}@main"' in calls[0][1] and '"myst-nb>=1.0"' in calls[0][1]
+
+
+def test_install_cell_refuses_a_non_https_repository() -> None:
+    with pytest.raises(ValueError, match="https url"):
+        notebooks.install_source("git@github.com:scratchformer/scratchformer.git", "main")
+
+
+def test_binder_requirements_name_the_package_and_cpu_torch() -> None:
+    text = notebooks.binder_requirements(REPO, "main")
+    assert f"scratchformer @ git+{REPO}@main" in text.splitlines()
+    assert f"--extra-index-url {notebooks.TORCH_CPU_INDEX}" in text.splitlines()
+
+
+def test_copy_if_changed_copies_only_what_differs(tmp_path: Path) -> None:
+    source, target = tmp_path / "src", tmp_path / "dst"
+    (source / "sub").mkdir(parents=True)
+    (source / "a.js").write_text("a")
+    (source / "sub" / "b.woff").write_bytes(b"b")
+    assert book_site.copy_if_changed(source, target) == 2
+    assert book_site.copy_if_changed(source, target) == 0
+    (source / "a.js").write_text("A")
+    assert book_site.copy_if_changed(source, target) == 1
+    assert (target / "a.js").read_text() == "A" and (target / "sub" / "b.woff").read_bytes() == b"b"
+
+
+def test_bibliography_labels_read_like_citations() -> None:
+    from pybtex.database import Entry, Person
+
+    def entry(year: str, *authors: str) -> Entry:
+        return Entry("article", fields={"year": year}, persons={"author": [Person(a) for a in authors]})
+
+    entries = [
+        entry("2016", "Ba, Jimmy", "Kiros, Jamie", "Hinton, Geoffrey"),
+        entry("2016", "Hendrycks, Dan", "Gimpel, Kevin"),
+        entry("2016", "Sennrich, Rico"),
+        entry("2016", "Sennrich, Rico"),
+    ]
+    labels = list(book_site.AuthorYearLabels().format_labels(entries))
+    assert labels == ["Ba et al., 2016", "Hendrycks and Gimpel, 2016", "Sennrich, 2016", "Sennrich, 2016b"]
+
+
+def test_repository_bibliography_has_the_papers_the_book_cites() -> None:
+    from pybtex.database import parse_file
+
+    keys = set(parse_file(str(ROOT / "book" / "references.bib")).entries)
+    assert keys == {
+        "vaswani2017attention", "bahdanau2015neural", "devlin2019bert", "sennrich2016neural",
+        "radford2019language", "maas2011learning", "ba2016layer", "hendrycks2016gaussian", "su2021roformer",
+        "mikolov2013distributed",
+    }

@@ -1,0 +1,227 @@
+"""Open the built book the way a reader does: served over HTTP, in headless Chromium.
+
+Needs Debian's `chromium` and `chromium-driver` (`make browser` installs them). Without them the
+tests skip and say so, unless BOOK_BROWSER_REQUIRED=1 (as in CI), where they fail instead.
+Screenshots of two chapters are saved to `_build/screenshots/`.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import struct
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import ROOT
+from test_book import EXPECTED_IN_HTML, book_pages, chapter_pages
+
+pytestmark = pytest.mark.book
+
+SCREENSHOTS = ROOT / "_build" / "screenshots"
+CHROMIUM_FLAGS = [
+    "--headless=new",
+    "--no-sandbox",  # CI runs as root
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--no-first-run",
+    "--disable-quic",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--window-size=1280,900",
+    # A reader on a plane: any host but this one fails to resolve, so a CDN load would show.
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+]
+
+WAIT_FOR_MATHJAX = """
+const done = arguments[arguments.length - 1];
+const started = Date.now();
+(function wait() {
+  if (document.readyState !== 'complete') { setTimeout(wait, 50); return; }
+  if (!document.querySelector('.math')) { done('no math on this page'); return; }
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+    MathJax.startup.promise.then(() => done('typeset'), (err) => done('MathJax failed: ' + err));
+    return;
+  }
+  if (Date.now() - started > 20000) { done('MathJax did not start within 20 s'); return; }
+  setTimeout(wait, 50);
+})();
+"""
+
+WAIT_FOR_IMAGES = """
+const done = arguments[arguments.length - 1];
+const images = Array.from(document.images);
+images.forEach((img) => { img.loading = 'eager'; });
+Promise.all(images.map((img) => img.complete ? null : new Promise((resolve) => {
+  img.addEventListener('load', resolve); img.addEventListener('error', resolve);
+}))).then(() => done(images.map((img) => [img.getAttribute('src'), img.naturalWidth])));
+"""
+
+
+def find_browser() -> tuple[str, str] | None:
+    """Paths of Chromium and ChromeDriver, or None."""
+    browser = next((p for p in map(shutil.which, ("chromium", "chromium-browser")) if p), None)
+    driver = shutil.which("chromedriver") or ("/usr/lib/chromium/chromedriver"
+                                              if Path("/usr/lib/chromium/chromedriver").exists() else None)
+    return (browser, driver) if browser and driver else None
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        pass
+
+
+@pytest.fixture(scope="module")
+def site(html_dir: Path) -> Iterator[str]:
+    """`_build/html` served on 127.0.0.1 (a free port) by a thread; yields the base URL."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=html_dir))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    found = find_browser()
+    if found is None:
+        reason = "no chromium + chromedriver on PATH (install Debian's chromium and chromium-driver: make browser)"
+        if os.environ.get("BOOK_BROWSER_REQUIRED") == "1":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+
+    options = Options()
+    options.binary_location = found[0]
+    for flag in CHROMIUM_FLAGS:
+        options.add_argument(flag)
+    options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}")
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(executable_path=found[1]), options=options)
+    driver.set_script_timeout(40)
+    driver.set_page_load_timeout(60)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+@pytest.fixture(scope="module")
+def visit(browser: Any, site: str) -> Any:
+    """Open a page once (cached): wait for MathJax and images, record what a reader would see."""
+    seen: dict[str, dict[str, Any]] = {}
+
+    def open_page(page: str) -> dict[str, Any]:
+        if page not in seen:
+            browser.get_log("browser")  # drop messages from earlier pages
+            browser.get(site + page)
+            mathjax = browser.execute_async_script(WAIT_FOR_MATHJAX)
+            images = browser.execute_async_script(WAIT_FOR_IMAGES)
+            seen[page] = {
+                "mathjax": mathjax,
+                "math_nodes": browser.execute_script("return document.querySelectorAll('.math').length"),
+                "mjx": browser.execute_script("return document.querySelectorAll('mjx-container').length"),
+                "text": browser.execute_script("return document.body.innerText"),
+                "images": images,
+                "resources": browser.execute_script(
+                    "return performance.getEntriesByType('resource').map((r) => r.name)"),
+                "errors": [entry["message"] for entry in browser.get_log("browser") if entry["level"] == "SEVERE"],
+            }
+        return seen[page]
+
+    return open_page
+
+
+PAGES = ["index.html", *book_pages()]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_has_no_console_errors(visit: Any, page: str) -> None:
+    assert not visit(page)["errors"], f"{page}: {visit(page)['errors']}"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_request_stays_on_the_site(visit: Any, site: str, page: str) -> None:
+    outside = [url for url in visit(page)["resources"] if not url.startswith(site)]
+    assert not outside, f"{page} fetched {outside}"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_formulas_are_rendered_by_mathjax(visit: Any, page: str) -> None:
+    seen = visit(page)
+    for raw in ("\\frac", "\\(", "\\[", "\\sum", "$$"):
+        assert raw not in seen["text"], f"{page} shows raw TeX {raw!r}"
+    if seen["math_nodes"]:
+        assert seen["mathjax"] == "typeset", f"{page}: {seen['mathjax']}"
+        assert seen["mjx"] >= seen["math_nodes"], f"{page}: {seen['mjx']} of {seen['math_nodes']} formulas rendered"
+
+
+def test_some_page_has_formulas(visit: Any) -> None:
+    assert any(visit(page)["mjx"] for page in PAGES), "no page of the book renders a formula"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_image_loads(visit: Any, page: str) -> None:
+    broken = [src for src, width in visit(page)["images"] if width == 0]
+    assert not broken, f"{page}: images that did not load: {broken}"
+
+
+@pytest.mark.parametrize("page", sorted(EXPECTED_IN_HTML))
+def test_glued_numbers_are_visible(visit: Any, page: str) -> None:
+    text = visit(page)["text"]
+    missing = [number for number in EXPECTED_IN_HTML[page] if number not in text]
+    assert not missing, f"{page} does not show {missing}"
+
+
+def test_search_finds_softmax(browser: Any, site: str) -> None:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.get(site + "search.html?q=softmax")
+    results = WebDriverWait(browser, 30).until(
+        lambda driver: driver.execute_script(
+            "return Array.from(document.querySelectorAll('#search-results ul.search li a'))"
+            ".map((a) => a.getAttribute('href'))"
+        )
+    )
+    assert any("book/" in href for href in results), results
+    errors = [entry["message"] for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+    assert not errors, errors
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    header = path.read_bytes()[:24]
+    assert header[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"
+    return struct.unpack(">II", header[16:24])
+
+
+def test_screenshots_of_two_chapters(browser: Any, site: str) -> None:
+    """Full-page screenshots, kept as build artifacts for a person to look at."""
+    # Two chapters; while fewer exist, the appendices after them (not the introduction) fill in.
+    pages = (chapter_pages() + [p for p in book_pages()[1:] if p not in chapter_pages()])[:2]
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    for page in pages:
+        browser.get(site + page)
+        assert browser.execute_async_script(WAIT_FOR_MATHJAX) in ("typeset", "no math on this page")
+        browser.execute_async_script(WAIT_FOR_IMAGES)
+        # A window as tall as the page (capped) photographs the whole page as laid out.
+        height = min(browser.execute_script("return document.documentElement.scrollHeight"), 6000)
+        browser.set_window_size(1280, max(height, 900))
+        path = SCREENSHOTS / (Path(page).stem + ".png")
+        assert browser.save_screenshot(str(path)), f"no screenshot of {page}"
+        browser.set_window_size(1280, 900)
+        width, shot_height = png_size(path)
+        assert width >= 1000 and shot_height >= 600, (page, width, shot_height)
+        assert path.stat().st_size > 20_000, f"{path} looks blank"

@@ -1,0 +1,424 @@
+"""Chapter 1: word-level BPE, the byte-level BPETokenizer, and GPT-2's vocabulary."""
+
+from __future__ import annotations
+
+import random
+import shutil
+from collections import Counter
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import regex
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import scratchformer.tokenizer as tokenizer_module
+from scratchformer.tokenizer import (
+    END_OF_TEXT,
+    GPT2_PATTERN,
+    BPETokenizer,
+    Merge,
+    apply_word_merges,
+    bytes_to_unicode,
+    gpt2_encoding,
+    train_word_bpe,
+)
+
+WORD_TABLE = {"old": 7, "older": 3, "finest": 9, "lowest": 4}
+FAST = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@pytest.fixture(scope="module")
+def gpt2() -> BPETokenizer:
+    return BPETokenizer.from_gpt2()
+
+
+@pytest.fixture(scope="module")
+def encoding():
+    return gpt2_encoding()
+
+
+# Classic word-level BPE ------------------------------------------------------------------------
+
+
+def test_word_bpe_merges_of_the_chapter_table() -> None:
+    merges = train_word_bpe(WORD_TABLE, 13)
+    assert merges == [
+        Merge("e", "s", 13),
+        Merge("es", "t", 13),
+        Merge("est", "</w>", 13),
+        Merge("o", "l", 10),
+        Merge("ol", "d", 10),
+        Merge("f", "i", 9),
+        Merge("fi", "n", 9),
+        Merge("fin", "est</w>", 9),
+        Merge("old", "</w>", 7),
+        Merge("l", "o", 4),
+        Merge("lo", "w", 4),
+        Merge("low", "est</w>", 4),
+        Merge("old", "e", 3),
+    ]
+
+
+def test_word_bpe_ties_go_to_the_pair_seen_first() -> None:
+    assert train_word_bpe({"ab": 1, "ba": 1}, 1) == [Merge("a", "b", 1)]
+    assert train_word_bpe({"ba": 1, "ab": 1}, 1) == [Merge("b", "a", 1)]
+    # The end-of-word marker is a symbol like any other.
+    assert train_word_bpe({"x": 2}, 1, end_of_word="$") == [Merge("x", "$", 2)]
+
+
+def test_word_bpe_stops_when_every_word_is_one_symbol() -> None:
+    merges = train_word_bpe(WORD_TABLE, 1000)
+    assert len(merges) < 1000
+    assert {w: apply_word_merges(w, merges) for w in WORD_TABLE} == {w: [w + "</w>"] for w in WORD_TABLE}
+
+
+def test_overlapping_pairs_merge_left_to_right() -> None:
+    merges = train_word_bpe({"aaa": 1}, 1)
+    assert merges == [Merge("a", "a", 2)]
+    assert apply_word_merges("aaa", merges) == ["aa", "a", "</w>"]
+
+
+def test_apply_word_merges() -> None:
+    merges = train_word_bpe(WORD_TABLE, 10)
+    assert apply_word_merges("oldest", merges) == ["old", "est</w>"]
+    assert apply_word_merges("finest", merges) == ["finest</w>"]
+    assert apply_word_merges("bold", merges) == ["b", "old</w>"]
+    assert apply_word_merges("xyz", merges) == ["x", "y", "z", "</w>"]
+    assert apply_word_merges("old", []) == ["o", "l", "d", "</w>"]
+
+
+@pytest.mark.parametrize(
+    ("word_counts", "num_merges", "end_of_word", "message"),
+    [
+        ({"old": 7}, -1, "</w>", "num_merges"),
+        ({"old": 0}, 1, "</w>", "positive"),
+        ({"old": 1.5}, 1, "</w>", "positive"),
+        ({"": 3}, 1, "</w>", "non-empty"),
+        ({"a</w>b": 3}, 1, "</w>", "end-of-word marker"),
+        ({"old": 7}, 1, "", "end_of_word"),
+    ],
+)
+def test_word_bpe_rejects_bad_input(word_counts, num_merges, end_of_word, message) -> None:
+    with pytest.raises(ValueError, match=message):
+        train_word_bpe(word_counts, num_merges, end_of_word)
+
+
+def test_apply_word_merges_rejects_an_empty_word() -> None:
+    with pytest.raises(ValueError, match="non-empty"):
+        apply_word_merges("", [])
+
+
+# GPT-2's vocabulary ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "ids"),
+    [
+        ("Building", [25954]),
+        (" Building", [11819]),
+        ("playground", [1759, 2833]),
+        (" playground", [24817]),
+        ("unhappiness", [403, 71, 42661]),
+        (" unhappiness", [14274, 42661]),
+        ("neural", [710, 1523]),
+        ("modernization", [23922, 1634]),
+        ("runing", [5143, 278]),
+        ("Hello, world!", [15496, 11, 995, 0]),
+        ("现代化", [163, 236, 108, 47987, 44293, 244]),
+        ("😀", [47249, 222]),
+    ],
+)
+def test_gpt2_ids_of_the_chapter_words(gpt2: BPETokenizer, encoding, text: str, ids: list[int]) -> None:
+    assert gpt2.encode(text) == ids
+    assert encoding.encode(text) == ids
+
+
+def test_gpt2_vocabulary_size_and_end_of_text(gpt2: BPETokenizer, encoding) -> None:
+    assert gpt2.n_vocab == encoding.n_vocab == 50257
+    assert gpt2.encode(END_OF_TEXT, allowed_special={END_OF_TEXT}) == [50256]
+    assert encoding.encode(END_OF_TEXT, allowed_special={END_OF_TEXT}) == [50256]
+    assert gpt2.decode([50256]) == END_OF_TEXT
+    assert gpt2.encode(f"a{END_OF_TEXT}b", allowed_special={END_OF_TEXT}) == [64, 50256, 65]
+
+
+def test_byte_ids_follow_gpt2_order(gpt2: BPETokenizer) -> None:
+    stand_in = bytes_to_unicode()
+    ordered = sorted(range(256), key=stand_in.__getitem__)
+    assert [gpt2.decode_bytes([i]) for i in range(256)] == [bytes([b]) for b in ordered]
+    assert gpt2.encode(" ") == [220] and gpt2.encode("!") == [0]
+
+
+# Agreement with tiktoken on generated text -------------------------------------------------------
+
+PIECES = [" ", "  ", "   ", "\n", "\n\n", "\t", "\r\n", "\u00a0", "\u3000", "\u2028", "\x0b", "\x1c", "'s", "'ll",
+          "'VE", "'t", "0", "7", "123", "1,000", "3.14", "...", "!?", "--", "@#", "abc", "The", "ÜberCafé", "naïve",
+          "苹果", "١٢٣", "😀", "👍🏽", "\u200d", "\x00", "e\u0301", "Ⅻ", "²", "ǅ", "ﬁ"]
+pieces_text = st.lists(st.sampled_from(PIECES), max_size=30).map("".join)
+whitespace_text = st.text(alphabet=" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\u00a0\u1680\u2000\u2028\u2029\u202f\u3000ab1.",
+                          max_size=40)
+
+
+@FAST
+@given(text=st.text(max_size=200))
+def test_equals_tiktoken_on_arbitrary_unicode(gpt2: BPETokenizer, encoding, text: str) -> None:
+    assert gpt2.encode(text) == encoding.encode(text, disallowed_special=())
+
+
+@FAST
+@given(text=st.one_of(pieces_text, whitespace_text))
+def test_equals_tiktoken_on_whitespace_digits_and_punctuation(gpt2: BPETokenizer, encoding, text: str) -> None:
+    assert gpt2.encode(text) == encoding.encode(text, disallowed_special=())
+
+
+@FAST
+@given(text=st.one_of(st.text(max_size=200), pieces_text))
+def test_round_trip(gpt2: BPETokenizer, text: str) -> None:
+    assert gpt2.decode(gpt2.encode(text)) == text
+
+
+def test_long_chunks(gpt2: BPETokenizer, encoding) -> None:
+    for text in [" " * 5000, "a" * 5000, "ab" * 3000 + " x", "\n" * 4000 + "z", "1" * 3001]:
+        assert gpt2.encode(text) == encoding.encode(text)
+
+
+def test_lone_surrogates_are_encoded_as_replacement_characters(gpt2: BPETokenizer, encoding) -> None:
+    for text in ["a\ud800b", "\udfff", "x \ud800\ud800 y"]:
+        assert gpt2.encode(text) == encoding.encode(text)
+        assert gpt2.decode(gpt2.encode(text)) == text.replace("\ud800", "\ufffd").replace("\udfff", "\ufffd")
+    # A surrogate pair written as two code points is the character it encodes.
+    assert gpt2.encode("\ud83d\ude00") == gpt2.encode("😀")
+
+
+@FAST
+@given(text=st.text(alphabet=st.characters(min_codepoint=0xD7F0, max_codepoint=0xE010, exclude_categories=()),
+                    max_size=20))
+def test_surrogate_heavy_text_never_crashes(gpt2: BPETokenizer, encoding, text: str) -> None:
+    ids = gpt2.encode(text)
+    assert ids == encoding.encode(text)
+    assert gpt2.decode(ids) == encoding.decode(ids)
+
+
+# Bad input --------------------------------------------------------------------------------------
+
+
+def test_special_token_text_is_refused_unless_allowed(gpt2: BPETokenizer) -> None:
+    with pytest.raises(ValueError, match="special token '<\\|endoftext\\|>'"):
+        gpt2.encode(f"a review ending in {END_OF_TEXT}")
+    with pytest.raises(ValueError, match="does not have"):
+        gpt2.encode("text", allowed_special={"<|fim|>"})
+    with pytest.raises(TypeError, match="set of strings"):
+        gpt2.encode("text", allowed_special="all")
+    with pytest.raises(TypeError, match="str"):
+        gpt2.encode(b"bytes")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("bad_id", [50257, -1, 10**9, "7", None])
+def test_decode_rejects_ids_outside_the_vocabulary(gpt2: BPETokenizer, bad_id) -> None:
+    with pytest.raises(ValueError, match=f"token id {bad_id!r}"):
+        gpt2.decode([15496, bad_id])
+    with pytest.raises(ValueError, match=f"token id {bad_id!r}"):
+        gpt2.decode(iter([15496, bad_id]))
+
+
+def test_partial_characters_decode_with_replacement(gpt2: BPETokenizer) -> None:
+    ids = gpt2.encode("😀!")
+    assert gpt2.decode(ids[:1]) == "\ufffd"
+    assert gpt2.decode_bytes(ids[:1]) == "😀".encode()[:3]
+    assert gpt2.decode(ids) == "😀!"
+
+
+@pytest.mark.parametrize("vocab_size", [255, 0, -5, 300.0])
+def test_train_rejects_small_or_odd_vocab_sizes(vocab_size) -> None:
+    with pytest.raises(ValueError, match="vocab_size"):
+        BPETokenizer.train("some text", vocab_size)
+
+
+def test_train_rejects_empty_text() -> None:
+    with pytest.raises(ValueError, match="empty"):
+        BPETokenizer.train("", 300)
+
+
+def test_train_rejects_a_bad_pattern() -> None:
+    with pytest.raises(ValueError, match="not a valid regular expression"):
+        BPETokenizer.train("some text", 300, pattern="(")
+
+
+def test_constructor_validates_its_vocabulary() -> None:
+    bytes_only = {bytes([b]): b for b in range(256)}
+    with pytest.raises(ValueError, match="single byte"):
+        BPETokenizer({token: i for i, token in enumerate(t for t in bytes_only if t != b"a")})
+    with pytest.raises(ValueError, match="0..256"):
+        BPETokenizer({**bytes_only, b"ab": 300})
+    with pytest.raises(ValueError, match="special token ids"):
+        BPETokenizer(bytes_only, {"<s>": 5})
+    with pytest.raises(ValueError, match="not a valid regular expression"):
+        BPETokenizer(bytes_only, pattern="(")
+
+
+# Training ---------------------------------------------------------------------------------------
+
+
+def reference_byte_bpe(text: str, vocab_size: int) -> list[bytes]:
+    """Byte-level BPE by recounting every pair for every merge (ties: smallest pair of ids)."""
+    order = sorted(range(256), key=bytes_to_unicode().__getitem__)
+    tokens = [bytes([b]) for b in order]
+    id_of = {t: i for i, t in enumerate(tokens)}
+    chunks = Counter(regex.findall(GPT2_PATTERN, text))
+    words = [[id_of[bytes([b])] for b in chunk.encode()] for chunk in chunks]
+    counts = list(chunks.values())
+    while len(tokens) < vocab_size:
+        pairs: Counter = Counter()
+        for word, count in zip(words, counts):
+            for pair in zip(word, word[1:]):
+                pairs[pair] += count
+        if not pairs:
+            break
+        left, right = min(pairs, key=lambda p: (-pairs[p], p))
+        merged = tokens[left] + tokens[right]
+        if merged not in id_of:
+            id_of[merged] = len(tokens)
+            tokens.append(merged)
+        for w, word in enumerate(words):
+            out, i = [], 0
+            while i < len(word):
+                if i + 1 < len(word) and (word[i], word[i + 1]) == (left, right):
+                    out.append(id_of[merged])
+                    i += 2
+                else:
+                    out.append(word[i])
+                    i += 1
+            words[w] = out
+    return tokens
+
+
+def vocabulary(tokenizer: BPETokenizer) -> list[bytes]:
+    return [tokenizer.decode_bytes([i]) for i in range(tokenizer.n_vocab)]
+
+
+def generated_corpus(seed: int, words: int) -> str:
+    rng = random.Random(seed)
+    stems = ["old", "low", "fin", "new", "wid", "play", "ground", "happi", "ness", "un", "aa", "ab", "ba"]
+    endings = ["", "er", "est", "s", "ing", "ed"]
+    separators = [" ", " ", " ", ", ", ". ", "\n", "  "]
+    return "".join(rng.choice(stems) + rng.choice(endings) + rng.choice(separators) for _ in range(words))
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=st.one_of(st.text(min_size=1, max_size=300), pieces_text.filter(bool)), merges=st.integers(0, 60))
+def test_incremental_training_equals_recounting(text: str, merges: int) -> None:
+    assert vocabulary(BPETokenizer.train(text, 256 + merges)) == reference_byte_bpe(text, 256 + merges)
+
+
+def test_training_on_generated_corpus() -> None:
+    text = generated_corpus(0, 3000)
+    trained = BPETokenizer.train(text, 256 + 150)
+    assert trained.n_vocab == 256 + 150
+    assert vocabulary(trained) == reference_byte_bpe(text, 256 + 150)
+    assert trained.decode(trained.encode(text)) == text
+    assert len(trained.encode(text)) < len(text.encode()) / 2
+    assert len(set(vocabulary(trained))) == trained.n_vocab
+
+
+def test_training_stops_when_nothing_is_left_to_merge() -> None:
+    trained = BPETokenizer.train("aaaa", 1000)
+    assert vocabulary(trained)[256:] == [b"aa", b"aaaa"]
+    assert trained.encode("aaaa") == [257]
+
+
+def test_training_matches_huggingface_tokenizers() -> None:
+    tokenizers = pytest.importorskip("tokenizers")
+    from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
+
+    text = generated_corpus(1, 5000)
+    vocab_size = 256 + 200
+    hf = Tokenizer(models.BPE())
+    hf.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(GPT2_PATTERN), behavior="isolated"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+    ])
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=0, show_progress=False,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    hf.train_from_iterator([text], trainer=trainer)
+    byte_of = {char: b for b, char in bytes_to_unicode().items()}
+    hf_tokens = [bytes(byte_of[c] for c in token) for token, _ in sorted(hf.get_vocab().items(), key=lambda kv: kv[1])]
+    assert tokenizers.__version__
+    assert vocabulary(BPETokenizer.train(text, vocab_size)) == hf_tokens
+
+
+def test_training_replaces_lone_surrogates() -> None:
+    trained = BPETokenizer.train("a\ud800a\ud800a", 260)
+    assert trained.decode(trained.encode("a\ud800a")) == "a\ufffda"
+
+
+# Save and load ----------------------------------------------------------------------------------
+
+
+def test_save_and_load_round_trip(tmp_path: Path, gpt2: BPETokenizer) -> None:
+    text = generated_corpus(2, 500)
+    trained = BPETokenizer.train(text, 300)
+    for tokenizer, name in [(trained, "trained.json"), (gpt2, "gpt2.json")]:
+        tokenizer.save(tmp_path / name)
+        loaded = BPETokenizer.load(tmp_path / name)
+        assert vocabulary(loaded) == vocabulary(tokenizer)
+        assert loaded.encode(text) == tokenizer.encode(text)
+        assert loaded.pattern == tokenizer.pattern
+    assert BPETokenizer.load(tmp_path / "gpt2.json").encode(END_OF_TEXT, allowed_special={END_OF_TEXT}) == [50256]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["gpt2.json", "trained.json"]  # no temporary files left
+
+
+@pytest.mark.parametrize(
+    "content",
+    ["not json", "[]", '{"format": "other", "version": 1}',
+     '{"format": "scratchformer.BPETokenizer", "version": 1, "pattern": "x", "tokens": ["zz"], "special_tokens": {}}',
+     '{"format": "scratchformer.BPETokenizer", "version": 1, "pattern": "x", "tokens": ["61"], "special_tokens": {}}'],
+)
+def test_load_rejects_files_that_are_not_saved_tokenizers(tmp_path: Path, content: str) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(ValueError, match="is not a saved BPETokenizer"):
+        BPETokenizer.load(path)
+
+
+def test_failed_save_leaves_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    trained = BPETokenizer.train("abc abc", 257)
+
+    def broken_dump(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(tokenizer_module.json, "dump", broken_dump)
+    with pytest.raises(OSError, match="disk full"):
+        trained.save(tmp_path / "t.json")
+    assert list(tmp_path.iterdir()) == []
+
+
+# GPT-2's files: missing or corrupt ----------------------------------------------------------------
+
+
+@pytest.fixture
+def package_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the shipped data folder, which `read_gpt2_file` reads instead of the installed one."""
+    installed = Path(str(tokenizer_module.resources.files("scratchformer"))) / "data"
+    shutil.copytree(installed, tmp_path / "data")
+    monkeypatch.setattr(tokenizer_module, "resources", SimpleNamespace(files=lambda package: tmp_path))
+    return tmp_path / "data"
+
+
+def test_copy_of_the_files_still_works(package_copy: Path) -> None:
+    assert gpt2_encoding().encode("Building") == [25954]
+
+
+def test_missing_file_is_named(package_copy: Path) -> None:
+    (package_copy / "encoder.json").unlink()
+    with pytest.raises(RuntimeError, match="'encoder.json' is missing.*reinstall"):
+        gpt2_encoding()
+    with pytest.raises(RuntimeError, match="'encoder.json' is missing"):
+        BPETokenizer.from_gpt2()
+
+
+def test_corrupt_file_is_named(package_copy: Path) -> None:
+    data = (package_copy / "vocab.bpe").read_bytes()
+    (package_copy / "vocab.bpe").write_bytes(data.replace(b"\xc4\xa0 t\n", b"\xc4\xa0 x\n", 1))
+    with pytest.raises(RuntimeError, match="'vocab.bpe' .* is corrupt .*reinstall"):
+        gpt2_encoding()

@@ -1,0 +1,248 @@
+"""Sphinx extension for the HTML book: offline MathJax, runnable notebooks, the package reference.
+
+Registered in `_config.yml` (`sphinx: local_extensions`). It
+
+- serves MathJax from the built site: copies the npm package `mathjax` (pinned in
+  `package.json`, installed by `make mathjax`) into `_static/mathjax/`, and refuses to build
+  when it is missing, the wrong version, or `mathjax_path` points anywhere but there;
+- publishes each chapter as a notebook (`_notebooks/<page>.ipynb`, see tools/notebooks.py),
+  points the Colab and Binder launch buttons and the ".ipynb" download at it, and writes the
+  `binder/requirements.txt` Binder builds from (the site is deployed to the `gh-pages` branch,
+  from where both services open it);
+- fills `book/reference.md` at read time with the package reference (tools/reference.py),
+  re-reading it whenever a chapter changes;
+- includes each page script once (see `drop_duplicate_scripts`);
+- labels the bibliography like the citations ("Vaswani et al., 2017"), not [1], [2], ...
+
+What this deliberately does not handle: builders other than HTML (they get none of this),
+and MathJax 4 (its fonts live in separate npm packages).
+"""
+
+from __future__ import annotations
+
+import filecmp
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from pybtex.plugin import register_plugin
+from pybtex.style.formatting.plain import Style as PlainStyle
+from pybtex.style.labels import BaseLabelStyle
+from sphinx.application import Sphinx
+from sphinx.errors import ExtensionError
+from sphinx.util import logging
+
+import export
+import notebooks
+import reference
+
+logger = logging.getLogger(__name__)
+
+MATHJAX_ENTRY = "tex-mml-chtml.js"
+# What the combined component loads lazily: TeX extensions, fonts, the menu, accessibility.
+MATHJAX_PARTS = [MATHJAX_ENTRY, "input", "output", "ui", "a11y", "sre", "adaptors"]
+REFERENCE_DOC = "book/reference"
+
+
+def _is_html(app: Sphinx) -> bool:
+    return getattr(app.builder, "format", "") == "html"
+
+
+def mathjax_source(app: Sphinx) -> tuple[Path, str]:
+    """The installed MathJax `es5/` folder and its version; errors say how to install it."""
+    root = Path(app.srcdir)
+    package_dir = root / app.config.book_site_mathjax_package
+    pinned = json.loads((root / "package.json").read_text(encoding="utf-8"))["dependencies"]["mathjax"]
+    manifest = package_dir / "package.json"
+    if not manifest.is_file():
+        raise ExtensionError(
+            f"MathJax is not installed ({package_dir} is missing): run `make mathjax` "
+            "(npm install), the book serves MathJax itself instead of loading it from a CDN"
+        )
+    installed = json.loads(manifest.read_text(encoding="utf-8"))["version"]
+    if installed != pinned:
+        raise ExtensionError(f"MathJax {installed} is installed but package.json pins {pinned}: run `make mathjax`")
+    return package_dir / "es5", installed
+
+
+def check_config(app: Sphinx) -> None:
+    if not _is_html(app):
+        return
+    mathjax_source(app)
+    expected = f"mathjax/{MATHJAX_ENTRY}"
+    if app.config.mathjax_path != expected:
+        raise ExtensionError(
+            f"mathjax_path is {app.config.mathjax_path!r}; the book serves MathJax itself, set it to {expected!r}"
+        )
+
+
+def copy_if_changed(source: Path, target: Path) -> int:
+    """Mirror the file or folder `source` at `target`, copying only files that differ."""
+    copied = 0
+    files = [source] if source.is_file() else sorted(p for p in source.rglob("*") if p.is_file())
+    for path in files:
+        dest = target if source.is_file() else target / path.relative_to(source)
+        if dest.exists() and filecmp.cmp(path, dest, shallow=False):
+            continue
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, dest)
+        copied += 1
+    return copied
+
+
+def repository(app: Sphinx) -> tuple[str, str, str]:
+    """(url, org, name) of the repository named in `_config.yml`."""
+    url = app.config.html_theme_options.get("repository_url", "").rstrip("/")
+    parts = url.split("github.com/")[-1].split("/")
+    if "github.com/" not in url or len(parts) != 2:
+        raise ExtensionError(f"repository url must be https://github.com/<org>/<name>, got {url!r}")
+    return url, parts[0], parts[1]
+
+
+def fill_reference(app: Sphinx, docname: str, source: list[str]) -> None:
+    """Insert the generated package reference into `book/reference.md` while it is read."""
+    if docname != REFERENCE_DOC:
+        return
+    if reference.MARKER not in source[0]:
+        raise ExtensionError(f"{REFERENCE_DOC}.md must contain the line {reference.MARKER}")
+    root = Path(app.srcdir)
+    try:
+        text = reference.render(root)
+    except export.ExportError as err:
+        raise ExtensionError(f"package reference: {err}") from err
+    source[0] = source[0].replace(reference.MARKER, text)
+    # Re-read this page whenever a chapter, the toc or the generator changes.
+    for chapter in export.toc_chapters(root):
+        app.env.note_dependency(str(root / chapter))
+    for tool in ("export.py", "reference.py"):
+        app.env.note_dependency(str(Path(reference.__file__).with_name(tool)))
+
+
+def publish_notebook(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
+    """Write a chapter's notebook and point the launch and download buttons at it."""
+    if not _is_html(app) or "kernelspec" not in app.env.metadata.get(pagename, {}):
+        return
+    source = Path(app.env.doc2path(pagename))
+    if source.suffix != ".md":
+        return
+    url, org, name = repository(app)
+    folder = app.config.book_site_notebooks_dir
+    relpath = f"{folder}/{pagename}.ipynb"
+    notebooks.write_notebook(
+        notebooks.chapter_notebook(source, url, app.config.book_site_install_ref),
+        Path(app.outdir) / relpath,
+    )
+    branch = app.config.book_site_pages_branch
+    launch = app.config.html_theme_options.get("launch_buttons", {})
+    targets = {
+        "Colab": f"{launch.get('colab_url', '').rstrip('/')}/github/{org}/{name}/blob/{branch}/{relpath}",
+        "Binder": f"{launch.get('binderhub_url', '').rstrip('/')}/v2/gh/{org}/{name}/{branch}?urlpath=lab/tree/{relpath}",
+    }
+    for group in context.get("header_buttons", []):
+        for button in group.get("buttons", []):
+            if group.get("label") == "launch-buttons" and button.get("text") in targets:
+                button["url"] = targets[button["text"]]
+            elif button.get("label") == "download-notebook-button":
+                button["url"] = context["pathto"](relpath, 1)
+    # The theme also copies the executed notebook to _sources/; nothing links to it any more.
+    (Path(app.outdir) / "_sources" / f"{pagename}.ipynb").unlink(missing_ok=True)
+
+
+def drop_duplicate_scripts(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
+                           doctree: Any) -> None:
+    """Include each script once.
+
+    sphinx-thebe and sphinx-togglebutton register their inline configuration scripts twice
+    under Jupyter Book 1.0; the second `const THEBE_JS_URL = ...` is a SyntaxError in the
+    reader's console. Identical scripts (same file or body, same attributes) are kept once.
+    """
+    scripts = context.get("script_files")
+    if not isinstance(scripts, list):
+        return
+    seen: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
+    unique = []
+    for script in scripts:
+        key = (str(script.filename or ""), tuple(sorted(script.attributes.items())))  # None and "" are both inline
+        if key not in seen:
+            seen.add(key)
+            unique.append(script)
+    scripts[:] = unique
+
+
+def finish(app: Sphinx, exception: Exception | None) -> None:
+    """Copy MathJax into `_static/mathjax/`; write Binder's requirements, `.nojekyll`, index.html."""
+    if exception is not None or not _is_html(app):
+        return
+    es5, version = mathjax_source(app)
+    target = Path(app.outdir) / "_static" / "mathjax"
+    copied = sum(copy_if_changed(es5 / part, target / part) for part in MATHJAX_PARTS)
+    logger.info(f"MathJax {version}: {copied} files copied into _static/mathjax")
+    url, _, _ = repository(app)
+    binder = Path(app.outdir) / "binder" / "requirements.txt"
+    binder.parent.mkdir(exist_ok=True)
+    binder.write_text(notebooks.binder_requirements(url, app.config.book_site_install_ref), encoding="utf-8")
+    # GitHub Pages would hide the underscore folders (_static, _notebooks) from Jekyll otherwise.
+    (Path(app.outdir) / ".nojekyll").touch()
+    write_index(app)
+
+
+def write_index(app: Sphinx) -> None:
+    """The site's front door: a redirect to the root page, with the book's title and icon.
+
+    (sphinx-external-toc writes a bare redirect only when index.html is missing; a browser
+    asks that bare page for /favicon.ico, which does not exist.)
+    """
+    root = app.config.root_doc
+    if root == "index":
+        return
+    icon = Path(app.config.html_favicon or "").name
+    icon_link = f'<link rel="icon" href="_static/{icon}">\n' if icon else ""
+    target = f"{root}.html"
+    (Path(app.outdir) / "index.html").write_text(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        f"<title>{app.config.html_title}</title>\n{icon_link}"
+        f'<meta http-equiv="Refresh" content="0; url={target}">\n</head>\n'
+        f'<body><p><a href="{target}">{app.config.html_title}</a></p></body>\n</html>\n',
+        encoding="utf-8",
+    )
+
+
+class AuthorYearLabels(BaseLabelStyle):
+    """Bibliography labels that read like the citations in the text: "Vaswani et al., 2017"."""
+
+    def format_labels(self, sorted_entries: Any) -> Any:
+        seen: dict[str, int] = {}
+        for entry in sorted_entries:
+            people = entry.persons.get("author") or entry.persons.get("editor") or []
+            surnames = [" ".join(person.last_names) for person in people]
+            if len(surnames) > 2:
+                names = f"{surnames[0]} et al."
+            else:
+                names = " and ".join(surnames) or entry.fields.get("institution", entry.key)
+            label = f"{names}, {entry.fields.get('year', 'n.d.')}"
+            seen[label] = seen.get(label, 0) + 1
+            yield label if seen[label] == 1 else f"{label}{'abcdefghij'[seen[label] - 1]}"
+
+
+class AuthorYearStyle(PlainStyle):
+    """pybtex's "plain" entries (sorted by author), labelled by author and year."""
+
+    default_label_style = "scratchformer-author-year"
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    register_plugin("pybtex.style.labels", "scratchformer-author-year", AuthorYearLabels)
+    register_plugin("pybtex.style.formatting", "scratchformer-author-year", AuthorYearStyle)
+    app.add_config_value("book_site_mathjax_package", "node_modules/mathjax", "env")
+    app.add_config_value("book_site_notebooks_dir", "_notebooks", "html")
+    app.add_config_value("book_site_pages_branch", "gh-pages", "html")
+    app.add_config_value("book_site_install_ref", "main", "html")
+    app.connect("builder-inited", check_config)
+    app.connect("source-read", fill_reference)
+    # After sphinx-book-theme (priority 501) has built the header buttons.
+    app.connect("html-page-context", publish_notebook, priority=900)
+    app.connect("html-page-context", drop_duplicate_scripts, priority=900)
+    # Before sphinx-external-toc (500), which writes index.html only when it is missing.
+    app.connect("build-finished", finish, priority=400)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
