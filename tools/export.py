@@ -207,7 +207,7 @@ def collect(root: Path) -> dict[str, Module]:
     defined_at: dict[str, str] = {}
     for chapter in toc_chapters(root):
         module_name, docs, blocks = read_chapter(root, chapter)
-        fed = ([module_name] if module_name else []) + [block.module for block in blocks]
+        fed = [block.module for block in blocks] + ([module_name] if module_name else [])  # reading order
         for name in dict.fromkeys(fed):
             module = modules.setdefault(name, Module(name))
             module.chapters.append(chapter)
