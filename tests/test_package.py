@@ -31,6 +31,15 @@ EXPORTED = {
         "MultiHeadAttention",
     ],
     "scratchformer.block": ["LayerNorm", "GELU", "FeedForward", "TransformerBlock"],
+    "scratchformer.imdb": [
+        "ReviewSplit", "load_imdb", "PAD_ID", "CLS_ID", "SEP_ID", "VOCAB_SIZE", "encode_review", "frame_tokens",
+        "attention_mask", "review_tokens", "encode_reviews",
+    ],
+    "scratchformer.bert": ["BertConfig", "BertEmbedding", "BertEncoder", "BertForSequenceClassification"],
+    "scratchformer.train": [
+        "ReviewLoader", "TrainConfig", "train", "evaluate", "save_checkpoint", "read_checkpoint", "load_checkpoint",
+        "classify_texts", "preset", "main",
+    ],
     "scratchformer.tokenizer": [
         "GPT2_PATTERN", "END_OF_TEXT", "GPT2_FILE_SHA256", "bytes_to_unicode", "read_gpt2_file", "gpt2_merge_ranks",
         "gpt2_encoding", "Merge", "train_word_bpe", "apply_word_merges", "BPETokenizer",
@@ -91,3 +100,11 @@ def test_wheel_carries_gpt2_vocabulary(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     for data_file in ("vocab.bpe", "encoder.json", "GPT2-LICENSE"):
         assert f"scratchformer/data/{data_file}" in names
+
+
+@pytest.mark.slow
+def test_wheel_declares_the_console_script(wheel: Path) -> None:
+    archive = zipfile.ZipFile(wheel)
+    (entry_points,) = [name for name in archive.namelist() if name.endswith(".dist-info/entry_points.txt")]
+    text = archive.read(entry_points).decode()
+    assert "[console_scripts]" in text and "scratchformer = scratchformer.train:main" in text

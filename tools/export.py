@@ -2,18 +2,21 @@
 
 Each chapter listed in `_toc.yml` may name a module in its front matter
 (`export: scratchformer.attention`). Its code cells tagged `export` are written to
-that module, in `_toc.yml` order, each block preceded by a comment naming the
-chapter file and the section heading it sits under. Top-level imports are
-gathered, without repeats, at the top of the module. An optional front-matter
-key `export_doc` holds text for the module's docstring (chapters exporting into
-the same module add their paragraphs in order).
+that module; a cell tagged `export:scratchformer.<name>` is written to the module it
+names instead, so one chapter can feed several modules. Modules are written in
+`_toc.yml` order, each block preceded by a comment naming the chapter file and the
+section heading it sits under. Top-level imports are gathered, without repeats, at
+the top of the module. An optional front-matter key `export_doc` holds text for the
+module's docstring: a string for the front-matter module, or a mapping from module
+name to text when the chapter feeds several (chapters exporting into the same module
+add their paragraphs in order). A top-level name may be exported only once in the
+whole book, whichever module it goes to.
 
     python tools/export.py           # write src/scratchformer/*.py
     python tools/export.py --check   # exit 1 with a diff if src/ is out of date
 
-What this deliberately does not handle: cells that export into a module other
-than their chapter's, notebooks in formats other than MyST Markdown, and
-re-exports through `__init__.py` (that file is written by hand).
+What this deliberately does not handle: notebooks in formats other than MyST
+Markdown, and re-exports through `__init__.py` (that file is written by hand).
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ class ExportError(Exception):
 
 @dataclass
 class Block:
+    module: str  # e.g. "scratchformer.attention"
     chapter: str  # path relative to the book root, e.g. "book/04_self_attention.md"
     section: str
     line: int  # line of the cell's opening fence in the chapter
@@ -116,15 +120,39 @@ def split_imports(source: str, where: str) -> tuple[str, list[str], list[str]]:
     return body, imports, names
 
 
-def read_chapter(root: Path, chapter: str) -> tuple[str | None, str | None, list[Block]]:
-    """Return (module name, docstring text, exported blocks) of one chapter."""
+def check_module_name(name: object, where: str, what: str) -> str:
+    """Return `name` if it is a module inside the package, else refuse naming `where`."""
+    if not isinstance(name, str) or not re.fullmatch(rf"{PACKAGE}(\.[A-Za-z_][A-Za-z0-9_]*)+", name):
+        raise ExportError(f"{where}: {what} '{name}' must name a module inside '{PACKAGE}'")
+    return name
+
+
+def cell_module(tags: list[str], default: str | None, where: str) -> str | None:
+    """The module a code cell exports into (None for a cell that is not exported)."""
+    targets = [tag for tag in tags if tag == "export" or tag.startswith("export:")]
+    if not targets:
+        return None
+    if len(targets) > 1:
+        raise ExportError(f"{where}: cell has more than one export tag {targets}; a cell goes to one module")
+    if targets[0] == "export":
+        if not default:
+            raise ExportError(
+                f"{where}: cell is tagged 'export' but the chapter's front matter names no 'export:' module"
+            )
+        return default
+    return check_module_name(targets[0].removeprefix("export:"), where, "tag 'export:' module")
+
+
+def read_chapter(root: Path, chapter: str) -> tuple[str | None, dict[str, str], list[Block]]:
+    """Return (front-matter module, docstring text per module, exported blocks) of one chapter."""
     path = root / chapter
     if not path.is_file():
         raise ExportError(f"_toc.yml names '{chapter}', which does not exist")
     text = path.read_text(encoding="utf-8")
     notebook = jupytext.reads(text, fmt="md:myst")
     module = notebook.metadata.get("export")
-    doc = notebook.metadata.get("export_doc")
+    if module is not None:
+        check_module_name(module, chapter, "front matter 'export:'")
     fences = cell_fence_lines(text)
     section = "(before the first heading)"
     blocks: list[Block] = []
@@ -140,11 +168,10 @@ def read_chapter(root: Path, chapter: str) -> tuple[str | None, str | None, list
             continue
         line = fences[code_index] if code_index < len(fences) else 0
         code_index += 1
-        if "export" not in cell.metadata.get("tags", []):
-            continue
         where = f"{chapter}:{line}"
-        if not module:
-            raise ExportError(f"{where}: cell is tagged 'export' but the chapter's front matter names no 'export:' module")
+        target = cell_module(cell.metadata.get("tags", []), module, where)
+        if target is None:
+            continue
         for offset, source_line in enumerate(cell.source.splitlines(), start=1):
             if MAGIC.match(source_line):
                 raise ExportError(
@@ -152,10 +179,26 @@ def read_chapter(root: Path, chapter: str) -> tuple[str | None, str | None, list
                     f"{source_line.strip()!r}"
                 )
         body, imports, names = split_imports(cell.source, where)
-        blocks.append(Block(chapter, section, line, body, imports, names))
-    if module is not None and (not isinstance(module, str) or not module.startswith(PACKAGE + ".")):
-        raise ExportError(f"{chapter}: front matter 'export: {module}' must name a module inside '{PACKAGE}'")
-    return module, doc, blocks
+        blocks.append(Block(target, chapter, section, line, body, imports, names))
+    return module, chapter_docs(chapter, notebook.metadata.get("export_doc"), module, blocks), blocks
+
+
+def chapter_docs(chapter: str, doc: object, module: str | None, blocks: list[Block]) -> dict[str, str]:
+    """Docstring text per module from front matter `export_doc` (a string or a mapping)."""
+    if not doc:
+        return {}
+    if not isinstance(doc, dict):
+        return {module: str(doc).strip()} if module else {}
+    fed = {block.module for block in blocks} | ({module} if module else set())
+    docs = {}
+    for name, text in doc.items():
+        check_module_name(name, chapter, "front matter 'export_doc' key")
+        if name not in fed:
+            raise ExportError(
+                f"{chapter}: front matter 'export_doc' documents '{name}', but no cell of the chapter exports into it"
+            )
+        docs[name] = str(text).strip()
+    return docs
 
 
 def collect(root: Path) -> dict[str, Module]:
@@ -163,20 +206,20 @@ def collect(root: Path) -> dict[str, Module]:
     modules: dict[str, Module] = {}
     defined_at: dict[str, str] = {}
     for chapter in toc_chapters(root):
-        module_name, doc, blocks = read_chapter(root, chapter)
-        if module_name is None:
-            continue
-        module = modules.setdefault(module_name, Module(module_name))
-        module.chapters.append(chapter)
-        if doc:
-            module.docs.append(str(doc).strip())
+        module_name, docs, blocks = read_chapter(root, chapter)
+        fed = [block.module for block in blocks] + ([module_name] if module_name else [])  # reading order
+        for name in dict.fromkeys(fed):
+            module = modules.setdefault(name, Module(name))
+            module.chapters.append(chapter)
+            if docs.get(name):
+                module.docs.append(docs[name])
         for block in blocks:
             for name in block.names:
                 here = f"{block.chapter}:{block.line}"
                 if name in defined_at:
                     raise ExportError(f"{here}: '{name}' is exported twice (first at {defined_at[name]})")
                 defined_at[name] = here
-            module.blocks.append(block)
+            modules[block.module].blocks.append(block)
     return modules
 
 
