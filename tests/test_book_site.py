@@ -219,5 +219,5 @@ def test_repository_bibliography_has_the_papers_the_book_cites() -> None:
     assert keys == {
         "vaswani2017attention", "bahdanau2015neural", "devlin2019bert", "sennrich2016neural",
         "radford2019language", "maas2011learning", "ba2016layer", "hendrycks2016gaussian", "su2021roformer",
-        "mikolov2013distributed",
+        "mikolov2013distributed", "sun2019fine", "loshchilov2019decoupled",
     }
