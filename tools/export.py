@@ -268,6 +268,7 @@ def write_atomic(path: Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
+        os.chmod(tmp, 0o644)  # mkstemp makes files readable by their owner only
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)

@@ -26,6 +26,8 @@ from scratchformer.tokenizer import gpt2_encoding
 from torch import Tensor
 import tempfile
 import zipfile
+from collections.abc import Callable
+from typing import BinaryIO
 import numpy as np
 import torch
 from scratchformer.tokenizer import GPT2_FILE_SHA256
@@ -265,6 +267,28 @@ def default_cache_dir() -> Path:
     return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "scratchformer")
 
 
+def write_atomically(path: Path, write: Callable[[BinaryIO], None]) -> None:
+    """Write a file under a temporary name in its folder, then rename it into place.
+
+    Readers see the old file or the complete new one, never half of one; on any error the
+    temporary file is removed.
+
+    Taught in chapter 10, "Tokenizing once".
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            write(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp makes files readable by their owner only
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
 def review_tokens(split: ReviewSplit, cache_dir: str | os.PathLike | None = None) -> list[np.ndarray]:
     """Every review's GPT-2 ids (cleaned, no special tokens, not cut), from the cache or computed.
 
@@ -284,15 +308,7 @@ def review_tokens(split: ReviewSplit, cache_dir: str | os.PathLike | None = None
     lengths = np.array([len(tokens) for tokens in token_lists], dtype=np.int64)
     flat = np.fromiter((i for tokens in token_lists for i in tokens), dtype=np.uint16, count=int(lengths.sum()))
     offsets = np.concatenate([[0], np.cumsum(lengths)])
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            np.savez(handle, flat=flat, offsets=offsets)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    write_atomically(path, lambda handle: np.savez(handle, flat=flat, offsets=offsets))
     return np.split(flat, offsets[1:-1])
 
 

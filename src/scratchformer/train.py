@@ -23,11 +23,11 @@ import torch.nn.functional as F
 from torch import nn
 from scratchformer.imdb import LABEL_NAMES
 import os
-import tempfile
 from dataclasses import asdict
 from pathlib import Path
 from torch.nn.parallel import DistributedDataParallel
 from scratchformer.bert import BertConfig, BertForSequenceClassification
+from scratchformer.imdb import write_atomically
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -225,18 +225,7 @@ def save_checkpoint(
         "model": model.state_dict(),
         "training": training_state,
     }
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            torch.save(payload, handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    write_atomically(Path(path), lambda handle: torch.save(payload, handle))
 
 
 def read_checkpoint(path: str | os.PathLike) -> dict:
@@ -688,11 +677,7 @@ def run_train_imdb(args: argparse.Namespace, argv: Sequence[str]) -> int:
                 "test": test,
             }
             out = Path(args.out) / "results.json"
-            fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=".results.", suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(results, handle, indent=2)
-                handle.write("\n")
-            os.replace(tmp, out)
+            write_atomically(out, lambda handle: handle.write((json.dumps(results, indent=2) + "\n").encode()))
             say(f"wrote {out}")
     finally:
         if is_distributed():
