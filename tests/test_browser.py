@@ -128,6 +128,16 @@ def visit(browser: Any, site: str) -> Any:
         if page not in seen:
             browser.get_log("browser")  # drop messages from earlier pages
             browser.get(site + page)
+            # index.html redirects with <meta http-equiv="Refresh">: a script started before the
+            # redirect is cut off by it, so wait until the page that stays has loaded.
+            from selenium.webdriver.support.ui import WebDriverWait
+
+            WebDriverWait(browser, 30).until(
+                lambda driver: driver.execute_script(
+                    "return document.readyState === 'complete'"
+                    " && !document.querySelector('meta[http-equiv=\"Refresh\" i]')"
+                )
+            )
             mathjax = browser.execute_async_script(WAIT_FOR_MATHJAX)
             images = browser.execute_async_script(WAIT_FOR_IMAGES)
             seen[page] = {
