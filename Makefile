@@ -59,6 +59,7 @@ test: check mathjax browser
 bench: venv
 	$(BIN)/python benchmarks/tokenizer.py
 	$(BIN)/python benchmarks/attention.py
+	$(BIN)/python benchmarks/bert_cpu.py
 
 clean:
 	rm -rf _build dist build src/*.egg-info

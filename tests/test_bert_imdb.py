@@ -332,10 +332,14 @@ def test_classification_metrics_golden() -> None:
 
 def test_review_loader_batches(tmp_path: Path) -> None:
     ids, labels = encode_reviews(toy_reviews(21, seed=6), max_len=32, cache_dir=tmp_path)
-    plain = list(ReviewLoader(ids, labels, batch_size=4))
+    plain = list(ReviewLoader(ids, labels, batch_size=4, length_multiple=1))
     assert len(plain) == 6 and torch.cat([b[2] for b in plain]).tolist() == labels.tolist()
     for batch_ids, mask, _ in plain:
         assert batch_ids.shape[1] == int(mask.sum(1).max()), "each batch is cut to its longest review"
+    for batch_ids, mask, _ in ReviewLoader(ids, labels, batch_size=4, length_multiple=8):
+        longest = int(mask.sum(1).max())
+        assert batch_ids.shape[1] == min(32, -(-longest // 8) * 8), "... rounded up to a multiple"
+        assert torch.equal(batch_ids[:, longest:], torch.full_like(batch_ids[:, longest:], PAD_ID))
     loader = ReviewLoader(ids, labels, batch_size=4, shuffle=True, seed=3, length_groups=2)
     first = [b.tolist() for b in loader.batch_indices()]
     loader.set_epoch(1)

@@ -49,13 +49,14 @@ from scratchformer.imdb import ReviewSplit, encode_reviews, load_imdb, review_to
 
 # book/10_bert_imdb.md: Batches
 class ReviewLoader:
-    """Batches `(ids, attention_mask, labels)` of encoded reviews, each cut to its longest review.
+    """Batches `(ids, attention_mask, labels)` of encoded reviews, cut to fit their longest review.
 
     `ids` is `(N, T)` as `encode_reviews` makes it, `labels` is `(N,)`. With `shuffle`, each epoch
     (`set_epoch`) has its own order fixed by `seed`; with `length_groups > 0`, runs of that many
     batches are sorted by length before batching (without `shuffle`: the whole set). With
     `world_size > 1`, this process gets every `world_size`-th batch from `rank` on, and in shuffled
-    mode every process gets the same number of batches.
+    mode every process gets the same number of batches. A batch is cut to its longest review
+    rounded up to a multiple of `length_multiple`, so that only a few tensor shapes occur.
 
     Taught in chapter 10, "Batches".
     """
@@ -70,17 +71,22 @@ class ReviewLoader:
         length_groups: int = 0,
         rank: int = 0,
         world_size: int = 1,
+        length_multiple: int = 32,
     ) -> None:
         if ids.dim() != 2 or labels.shape != ids.shape[:1]:
             raise ValueError(f"need ids (N, T) and labels (N,), got {tuple(ids.shape)} and {tuple(labels.shape)}")
-        if batch_size <= 0 or length_groups < 0:
-            raise ValueError(f"batch_size must be positive and length_groups >= 0, got {batch_size}, {length_groups}")
+        if batch_size <= 0 or length_groups < 0 or length_multiple <= 0:
+            raise ValueError(
+                f"batch_size and length_multiple must be positive and length_groups >= 0, "
+                f"got {batch_size}, {length_multiple}, {length_groups}"
+            )
         if not 0 <= rank < world_size:
             raise ValueError(f"rank must be in [0, world_size), got rank {rank}, world_size {world_size}")
         self.ids, self.labels = ids, labels
         self.lengths = attention_mask(ids).sum(dim=1)  # (N,) real tokens per review
         self.batch_size, self.shuffle, self.seed = batch_size, shuffle, seed
         self.length_groups, self.rank, self.world_size = length_groups, rank, world_size
+        self.length_multiple = length_multiple
         self.epoch = 0
 
     def set_epoch(self, epoch: int) -> None:
@@ -114,7 +120,8 @@ class ReviewLoader:
     def __iter__(self):
         for index in self.batch_indices():
             longest = int(self.lengths[index].max())
-            ids = self.ids[index, :longest]  # (B, longest): reviews are left-aligned, pads at the end
+            width = min(self.ids.shape[1], -(-longest // self.length_multiple) * self.length_multiple)
+            ids = self.ids[index, :width]  # (B, width): reviews are left-aligned, pads at the end
             yield ids, attention_mask(ids), self.labels[index]
 
 

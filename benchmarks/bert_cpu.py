@@ -1,0 +1,108 @@
+"""Speed of one training step of chapter 10's `cpu` preset model: precision and threads.
+
+One step is what `scratchformer.train.train` does per batch: forward under autocast (or not),
+cross-entropy, backward, gradient clipping and a fused AdamW update, on a batch of 64 reviews of
+256 tokens, a third of them ending in padding. Variants, each against the reference measured in
+the same run (float32 with one torch thread):
+
+- `bf16`: autocast to bfloat16 (the preset's setting);
+- two torch threads, in float32 and in bf16.
+
+The variants run in turn, round after round, with the order rotating, and each reports its
+fastest round, so a shared, noisy machine slows all of them alike. The clock is wall time: the
+question is how long training takes, and a second thread only helps if it shortens that.
+
+    python benchmarks/bert_cpu.py
+    python benchmarks/bert_cpu.py --json book/results/bert_step_benchmark_cpu.json   # also record it
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from scratchformer.bert import BertForSequenceClassification
+from scratchformer.imdb import PAD_ID, write_atomically
+from scratchformer.train import autocast, hardware_info, make_optimizer, preset
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--seq-len", type=int, default=256)
+    parser.add_argument("--rounds", type=int, default=8)
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--json", type=Path, default=None, help="also write the table and its rows here")
+    args = parser.parse_args(argv)
+
+    torch.manual_seed(0)
+    model_config, train_config = preset("cpu")
+    model = BertForSequenceClassification(model_config).train()
+    optimizer = make_optimizer(model, train_config)
+    device = torch.device("cpu")
+    ids = torch.randint(0, PAD_ID, (args.batch, args.seq_len))
+    ids[::3, args.seq_len // 2 :] = PAD_ID  # every third review ends halfway
+    mask = ids != PAD_ID
+    labels = torch.randint(0, 2, (args.batch,))
+
+    def step(precision: str, threads: int) -> float:
+        torch.set_num_threads(threads)
+        start = time.perf_counter()
+        with autocast(device, precision):
+            logits = model(ids, mask)
+        loss = F.cross_entropy(logits.float(), labels)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), train_config.grad_clip)
+        optimizer.step()
+        return time.perf_counter() - start
+
+    variants = [("fp32", 1), ("bf16", 1), ("fp32", 2), ("bf16", 2)]
+    for _ in range(args.warmup):
+        for variant in variants:
+            step(*variant)
+    samples: dict[tuple[str, int], list[float]] = {variant: [] for variant in variants}
+    for round_index in range(args.rounds):
+        shift = round_index % len(variants)
+        for variant in variants[shift:] + variants[:shift]:
+            samples[variant].append(step(*variant))
+    best = {variant: 1000 * min(times) for variant, times in samples.items()}
+    reference = best[("fp32", 1)]
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    hardware = hardware_info(device)
+    header = (
+        f"torch {torch.__version__}, {hardware['cpu']}, {os.cpu_count()} CPUs, "
+        f"cpu preset (d_model {model_config.d_model}, {model_config.num_layers} block), B={args.batch}, "
+        f"T={args.seq_len}, forward+backward+AdamW, wall time, best of {args.rounds} interleaved rounds"
+        + (f", load average {load[0]:.1f}" if load else "")
+    )
+    table = ["| precision | torch threads | ms per step | vs fp32, 1 thread |", "| --- | ---: | ---: | ---: |"]
+    rows = []
+    for (precision, threads), ms in best.items():
+        rows.append({"precision": precision, "threads": threads, "ms_per_step": ms, "ratio": ms / reference})
+        table.append(f"| {precision} | {threads} | {ms:.0f} | {ms / reference:.2f}x |")
+    print(header, "", *table, sep="\n")
+    if args.json is not None:
+        record = {
+            "command": shlex.join(["python", "benchmarks/bert_cpu.py", *(sys.argv[1:] if argv is None else argv)]),
+            "hardware": {"cpu": hardware["cpu"], "logical_cpus": hardware["logical_cpus"]},
+            "torch": torch.__version__,
+            "load_average": load,
+            "header": header,
+            "table": "\n".join(table),
+            "rows": rows,
+        }
+        write_atomically(args.json, lambda handle: handle.write((json.dumps(record, indent=2) + "\n").encode()))
+        print(f"\nwrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()
