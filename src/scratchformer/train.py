@@ -471,7 +471,7 @@ def classify_texts(
 
 # book/10_bert_imdb.md: The command line
 PRESETS: dict[str, dict[str, dict]] = {
-    # Two CPU cores, about ten minutes; chosen on a validation slice of the training split.
+    # Two CPU cores, a few minutes; chosen on a validation slice of the training split.
     "cpu": {
         "model": {"d_model": 64, "num_layers": 1, "num_heads": 2, "d_hidden": 256, "max_len": 256,
                   "dropout": 0.1, "pooling": "mean"},
