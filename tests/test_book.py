@@ -220,3 +220,24 @@ def test_sphinx_linkcheck_finds_no_broken_link(html_dir: Path) -> None:
     statuses = [json.loads(line) for line in report.read_text(encoding="utf-8").splitlines() if line.strip()]
     bad = [s for s in statuses if s["status"] not in ("working", "ignored", "unchecked")]
     assert not bad, bad
+
+
+# The chapters that read IMDB; each opens with scratchformer.imdb.STAND_IN_NOTICE when it could not.
+DATA_PAGES = ["book/01_tokenization.html", "book/02_embeddings.html", "book/10_bert_imdb.html"]
+STAND_IN_WARNING = "This page was computed on a generated stand-in"
+
+
+def test_pages_say_when_they_were_computed_on_the_stand_in(html_dir: Path) -> None:
+    """With IMDB reachable (always in CI, which sets SCRATCHFORMER_REQUIRE_IMDB=1) no page may
+    carry the stand-in warning; without it, every page that reads IMDB must carry it."""
+    from scratchformer.imdb import STAND_IN_NOTICE, book_reviews
+
+    assert STAND_IN_WARNING in STAND_IN_NOTICE
+    used_stand_in = book_reviews() is None
+    for page in book_pages():
+        text = " ".join(visible_text(html_dir / page).split())
+        expected = used_stand_in and page in DATA_PAGES
+        assert (STAND_IN_WARNING in text) == expected, (
+            f"{page}: stand-in warning {'missing' if expected else 'present'} "
+            f"(IMDB {'unreachable' if used_stand_in else 'reachable'} in this build)"
+        )
