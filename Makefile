@@ -11,7 +11,7 @@ JUPYTER_BOOK := $(BIN)/jupyter-book build --warningiserror --keep-going
 export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 
-.PHONY: venv mathjax browser export check book linkcheck test bench clean imdb
+.PHONY: venv mathjax browser export check book linkcheck test bench clean imdb gpu-check
 
 venv: $(VENV)/.installed
 
@@ -69,6 +69,11 @@ bench: venv
 	$(BIN)/python benchmarks/tokenizer.py
 	$(BIN)/python benchmarks/attention.py
 	$(BIN)/python benchmarks/bert_cpu.py
+
+# On a machine with an NVIDIA GPU: CUDA tests, bf16 attention benchmark, gpu preset on a slice of
+# IMDB ($IMDB_DIR), results under $OUT (default _build/gpu-check). Skips cleanly without CUDA.
+gpu-check: venv
+	PYTHON=$(BIN)/python bash tools/gpu_check.sh
 
 clean:
 	rm -rf _build dist build src/*.egg-info
