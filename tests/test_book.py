@@ -22,6 +22,10 @@ sys.path.insert(0, str(ROOT / "tools"))
 import export  # noqa: E402
 import notebooks  # noqa: E402
 
+# Chapter 4 computes the scores of "next" in "The next day is bright"; chapter 5 takes the same
+# row apart by hand, so both pages must show it.
+NEXT_SCORES = "[-2.60, -1.82, -2.86, -5.42, -4.46]"
+
 # Numbers each chapter's prose quotes through {glue:text}; they must appear on the rendered page.
 EXPECTED_IN_HTML: dict[str, list[str]] = {
     "book/01_tokenization.html": [
@@ -38,8 +42,18 @@ EXPECTED_IN_HTML: dict[str, list[str]] = {
         "-10.7468", "-8.2811", "3.073", "1.824", "2.232",
     ],
     "book/corrections.html": ["229", "4.5", "0.41", "-0.83", "32,860", "0.3775", "0.6225"],
-    "book/04_self_attention.html": ["0.691", "0.154", "0.807", "0.855", "0.048", "0.952"],
-    "book/05_scaling.html": ["32,860", "217,110", "0.276", "0.124", "0.112", "0.151", "0.337", "0.930", "-0.60"],
+    "book/04_self_attention.html": [
+        "0.691", "0.154", "0.807", "0.855", "0.048", "0.952", NEXT_SCORES,
+        # zero-mean weights: the rows of weights and the context vectors differ ...
+        "0.323", "0.366", "1.344",
+        # ... unlike with all-positive ones (torch.rand)
+        "0.48", "0.58", "0.110", "0.045",
+    ],
+    "book/05_scaling.html": [
+        "32,860", "217,110", "0.276", "0.124", "0.112", "0.151", "0.337", "0.930", "-0.60", NEXT_SCORES,
+        "0.524", "0.370",  # chapter 4's row of "next", before and after dividing by sqrt(d_k)
+        "0.333", "0.109",  # a fresh nn.Linear: variance about 1/3, Var(q.k) about d_k / 9
+    ],
     "book/06_causal_masking.html": ["0.0420 / 0.1142 / 0.8438", "0.2689 / 0.7311 / 0.0000", "0.3775 / 0.6225", "[nan, nan]"],
     "book/07_dropout.html": ["0.50, 0.00, 0.50, 0.00"],
     "book/08_multi_head.html": ["0.80", "0.45"],
