@@ -55,7 +55,10 @@ EXPECTED_IN_HTML: dict[str, list[str]] = {
         "0.333", "0.109",  # a fresh nn.Linear: variance about 1/3, Var(q.k) about d_k / 9
     ],
     "book/06_causal_masking.html": ["0.0420 / 0.1142 / 0.8438", "0.2689 / 0.7311 / 0.0000", "0.3775 / 0.6225", "[nan, nan]"],
-    "book/07_dropout.html": ["0.50, 0.00, 0.50, 0.00"],
+    "book/07_dropout.html": [
+        "0.50, 0.00, 0.50, 0.00", "0.50, 0.00, 0.50, 0.48", "1.48",  # a dropped row need not sum to 1
+        "0.00, 0.76, 0.00, 1.09, 0.83", "0.004",  # row sums of one draw; mean context vs no dropout
+    ],
     "book/08_multi_head.html": ["0.80", "0.45"],
     "book/10_bert_imdb.html": [
         "50,260", "16,090,114", "3,283,330", "66,690", "80.7%", "1,563", "156,300", "86.6%", "5.4", "40%", "216",
