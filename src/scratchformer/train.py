@@ -506,7 +506,7 @@ PRESETS: dict[str, dict[str, dict]] = {
     # One large GPU: the source's width and depth, longer reviews, bf16.
     "gpu": {
         "model": {"d_model": 256, "num_layers": 4, "num_heads": 4, "d_hidden": 1024, "max_len": 512,
-                  "dropout": 0.1, "pooling": "mean"},
+                  "dropout": 0.1, "pooling": "mean", "impl": "sdpa"},
         "train": {"epochs": 4, "batch_size": 64, "lr": 5e-4, "precision": "bf16"},
     },
     # Seconds, for trying the pipeline end to end on a few reviews.
