@@ -38,8 +38,9 @@ browser:
 		echo "chromium not installed (needs root and apt-get); tests/test_browser.py will skip"; \
 	fi
 
+# EXPORT_FLAGS=--update carries hand edits of src/ back into the chapters; --force discards them.
 export: venv
-	$(BIN)/python tools/export.py
+	$(BIN)/python tools/export.py $(EXPORT_FLAGS)
 
 check: venv
 	$(BIN)/python tools/export.py --check
