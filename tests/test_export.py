@@ -343,6 +343,88 @@ def test_export_doc_for_a_module_the_chapter_does_not_feed_is_refused(tmp_path: 
         export.export(root)
 
 
+# --- Editing a chapter as a notebook -------------------------------------------------------------
+
+# What jupytext changes in a chapter's text on its way back from a notebook. None of it changes
+# what the chapter means (the cells, their tags, the front matter's keys and values):
+# - the front matter is written by PyYAML: the same keys and values, but sorted, and long strings
+#   quoted instead of written as `|` blocks;
+# - a blank line goes between a Markdown cell and a code cell that followed it directly (a
+#   `(label)=` target right before the cell it labels);
+# - a tag list whose tag holds a colon is quoted: `[export:scratchformer.imdb]` becomes
+#   `['export:scratchformer.imdb']`.
+FENCE_OR_TAGS = re.compile(r"^(`{3,}|~{3,})\{code-cell\}|^:tags:")
+
+
+def notebook_chapters() -> list[str]:
+    """The chapters that are notebooks (their front matter names a kernel), in toc order."""
+    return [c for c in export.toc_chapters(ROOT) if "\nkernelspec:" in (ROOT / c).read_text().split("\n---\n")[0]]
+
+
+def front_matter(text: str) -> tuple[dict, list[str]]:
+    assert text.startswith("---\n")
+    end = text.index("\n---\n", 4)
+    return yaml.safe_load(text[4:end]), text[end + len("\n---\n"):].split("\n")
+
+
+def unexplained_changes(before: list[str], after: list[str]) -> list[str]:
+    """The differences between two chapter bodies that are not in the list above."""
+    problems = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        if tag == "insert" and after[j1:j2] == [""] and i1 < len(before) and FENCE_OR_TAGS.match(before[i1]):
+            continue  # a blank line before a code cell
+        if tag == "replace" and i2 - i1 == j2 - j1 and all(
+            old.startswith(":tags:") and new.startswith(":tags:")
+            and yaml.safe_load(old[len(":tags:"):]) == yaml.safe_load(new[len(":tags:"):])
+            for old, new in zip(before[i1:i2], after[j1:j2])
+        ):
+            continue  # the same tags, quoted
+        problems.append(f"{tag} at line {i1 + 1}: {before[i1:i2]!r} -> {after[j1:j2]!r}")
+    return problems
+
+
+def notebook_round_trip(root: Path, chapters: list[str]) -> None:
+    """`jupytext --to ipynb` every chapter, then `jupytext --to myst` the notebooks, as a contributor would."""
+    jupytext_cli = [sys.executable, "-m", "jupytext", "--quiet"]
+    subprocess.run([*jupytext_cli, "--to", "ipynb", *chapters], cwd=root, check=True, capture_output=True)
+    notebooks = [str(Path(c).with_suffix(".ipynb")) for c in chapters]
+    subprocess.run([*jupytext_cli, "--to", "myst", *notebooks], cwd=root, check=True, capture_output=True)
+
+
+@pytest.mark.slow
+def test_every_chapter_survives_a_round_trip_through_a_notebook(tmp_path: Path) -> None:
+    root = copy_repo(tmp_path)
+    chapters = notebook_chapters()
+    assert len(chapters) >= 10
+    notebook_round_trip(root, chapters)
+    for chapter in chapters:
+        original, back = (ROOT / chapter).read_text(), (root / chapter).read_text()
+        (meta_before, body_before), (meta_after, body_after) = front_matter(original), front_matter(back)
+        assert meta_after == meta_before, f"{chapter}: the front matter changed (is jupytext.toml's filter complete?)"
+        problems = unexplained_changes(body_before, body_after)
+        assert not problems, f"{chapter} changed on its way through a notebook:\n" + "\n".join(problems)
+        cells = [(c.cell_type, c.source, dict(c.metadata)) for c in jupytext.reads(original, fmt="md:myst").cells]
+        assert cells == [(c.cell_type, c.source, dict(c.metadata)) for c in jupytext.reads(back, fmt="md:myst").cells]
+    result = run_check(root)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr
+
+
+@pytest.mark.slow
+def test_a_round_trip_without_the_jupytext_config_is_explained(tmp_path: Path) -> None:
+    """The trap jupytext.toml closes: jupytext drops `export:`, and the exporter says so."""
+    root = copy_repo(tmp_path)
+    (root / "jupytext.toml").unlink()
+    notebook_round_trip(root, ["book/04_self_attention.md"])
+    assert "export:" not in (root / "book" / "04_self_attention.md").read_text().split("\n---\n")[0]
+    result = run_check(root)
+    assert result.returncode == 2
+    assert re.search(r"book/04_self_attention\.md:\d+: cell is tagged 'export' but the chapter's front matter "
+                     r"has no 'export:' key", result.stderr)
+    assert "jupytext.toml" in result.stderr
+
+
 # --- Hand edits in src/ -------------------------------------------------------------------------
 
 
