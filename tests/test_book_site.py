@@ -128,6 +128,42 @@ def test_repository_reference_covers_the_package() -> None:
                 assert f"{{py:obj}}`~{module.name}.{name}`" in text
 
 
+ADDITIONS = "## What this chapter added to the package\n\n```{package-additions}\n```\n\nProse after the list.\n"
+
+
+def test_a_chapter_closes_with_its_names_generated_from_its_cells(tmp_path: Path) -> None:
+    root = make_book(tmp_path, {"a": chapter(CELL_A), "b": chapter(CELL_CLASS + ADDITIONS), "c": chapter("# C\n")})
+    text = reference.chapter_additions(root, "book/b.md")
+    assert text.startswith("In {py:mod}`scratchformer.demo`:\n\n")
+    assert ("- {py:class}`Scaler(factor=2.0, *, bias=False) <scratchformer.demo.Scaler>`: Multiply by a constant. "
+            "Methods: {py:meth}`forward <scratchformer.demo.Scaler.forward>`.") in text
+    assert "- Constants: {py:data}`WIDTH <scratchformer.demo.WIDTH>`, {py:data}`LIMITS <scratchformer.demo.LIMITS>`." in text
+    assert "add" not in text, "only this chapter's names"
+    assert "`add(a, b) <scratchformer.demo.add>`" in reference.chapter_additions(root, "book/a.md")
+    assert reference.chapter_additions(root, "book/c.md").strip() == reference.NO_ADDITIONS
+    plain = reference.chapter_additions(root, "book/b.md", plain=True)
+    assert "- `Scaler(factor=2.0, *, bias=False)`: Multiply by a constant. Methods: `forward`." in plain
+    assert "{py:" not in plain
+    # The published notebook has the list written out, since notebooks know no directives.
+    notebook = notebooks.chapter_notebook(root / "book" / "b.md", REPO)
+    closing = notebook.cells[-1].source
+    assert "{package-additions}" not in closing and plain.strip() in closing and "Prose after the list." in closing
+
+
+def test_defaults_that_would_break_a_link_title_are_elided() -> None:
+    function = ast.parse("def f(a, marker='</w>', tick='`', n=3): pass").body[0]
+    assert reference.format_arguments(function.args, annotations=False) == "(a, marker=..., tick=..., n=3)"
+
+
+def test_every_chapter_lists_every_public_name_it_exports() -> None:
+    for module in export.collect(ROOT).values():
+        for block in module.blocks:
+            text = reference.chapter_additions(ROOT, block.chapter)
+            for name in block.names:
+                if not name.startswith("_"):
+                    assert f" <{module.name}.{name}>`" in text, f"{block.chapter} does not list {name}"
+
+
 def test_notebook_starts_with_the_install_cell_and_keeps_the_chapter(tmp_path: Path) -> None:
     root = make_book(tmp_path, {"a": chapter(CELL_A)})
     path = root / "book" / "a.md"

@@ -11,6 +11,8 @@ Registered in `_config.yml` (`sphinx: local_extensions`). It
   from where both services open it);
 - fills `book/reference.md` at read time with the package reference (tools/reference.py),
   re-reading it whenever a chapter changes;
+- provides the directive `package-additions`, which closes each chapter with the names it adds
+  to the package, generated from its exported cells (tools/reference.py);
 - keys the executed chapters on what they run against: the package's source and the IMDB
   data (`IMDB_DIR`, `SCRATCHFORMER_REQUIRE_IMDB`). Jupyter's cache knows only a chapter's own
   cells, so a change in chapter 4's exported function re-ran chapter 4 and served chapter 5
@@ -36,9 +38,12 @@ from typing import Any
 from pybtex.plugin import register_plugin
 from pybtex.style.formatting.plain import Style as PlainStyle
 from pybtex.style.labels import BaseLabelStyle
+from docutils import nodes
+from docutils.statemachine import StringList
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
 from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective
 
 import export
 import notebooks
@@ -127,6 +132,25 @@ def fill_reference(app: Sphinx, docname: str, source: list[str]) -> None:
         app.env.note_dependency(str(root / chapter))
     for tool in ("export.py", "reference.py"):
         app.env.note_dependency(str(Path(reference.__file__).with_name(tool)))
+
+
+class PackageAdditions(SphinxDirective):
+    """```{package-additions}```: the names this chapter adds to the package, from its exported cells."""
+
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        root = Path(self.env.srcdir)
+        chapter = Path(self.env.doc2path(self.env.docname)).relative_to(root).as_posix()
+        try:
+            text = reference.chapter_additions(root, chapter)
+        except export.ExportError as err:
+            raise self.error(f"package additions: {err}") from err
+        for tool in ("export.py", "reference.py"):
+            self.env.note_dependency(str(Path(reference.__file__).with_name(tool)))
+        container = nodes.container()
+        self.state.nested_parse(StringList(text.splitlines(), source=chapter), self.content_offset, container)
+        return container.children
 
 
 def imdb_fingerprint(environ: Mapping[str, str]) -> str:
@@ -340,6 +364,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("env-get-outdated", outdated_pages)
     app.connect("env-updated", remember_execution)
     app.connect("source-read", fill_reference)
+    app.add_directive(reference.ADDITIONS_DIRECTIVE, PackageAdditions)
     # After sphinx-book-theme (priority 501) has built the header buttons.
     app.connect("html-page-context", publish_notebook, priority=900)
     app.connect("html-page-context", drop_duplicate_scripts, priority=900)
