@@ -7,7 +7,7 @@ PIP_INSTALL := $(BIN)/pip install --disable-pip-version-check -q -c constraints.
 BROWSER_PACKAGES := chromium chromium-driver fonts-wqy-microhei
 JUPYTER_BOOK := $(BIN)/jupyter-book build --warningiserror --keep-going
 
-.PHONY: venv mathjax browser export check book linkcheck test bench clean
+.PHONY: venv mathjax browser export check book linkcheck test test-fast bench clean
 
 venv: $(VENV)/.installed
 
@@ -56,6 +56,10 @@ linkcheck: export mathjax
 
 test: check mathjax browser
 	$(BIN)/python -m pytest -q -ra
+
+# Everything but the book build and the browser tests (pytest -m "not book"): the quick loop.
+test-fast: check
+	$(BIN)/python -m pytest -q -ra -m "not book"
 
 bench: venv
 	$(BIN)/python benchmarks/tokenizer.py
