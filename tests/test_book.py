@@ -198,6 +198,17 @@ def test_reference_lists_every_exported_name(html_dir: Path) -> None:
 
 
 @pytest.mark.book
+def test_chapters_close_with_links_to_the_names_they_added(html_dir: Path) -> None:
+    for module in export.collect(ROOT).values():
+        for block in module.blocks:
+            page = Path(block.chapter).with_suffix(".html")
+            links = parse(html_dir / page).links
+            for name in block.names:
+                if not name.startswith("_"):
+                    assert f"reference.html#{module.name}.{name}" in links, f"{page} does not list {name}"
+
+
+@pytest.mark.book
 def test_citations_link_to_the_bibliography(html_dir: Path) -> None:
     bibliography = html_dir / "book" / "bibliography.html"
     text = visible_text(bibliography)
