@@ -294,7 +294,8 @@ def test_execution_fingerprint_follows_the_package_source(tmp_path: Path) -> Non
 def test_execution_fingerprint_follows_the_imdb_data_and_the_requirement(tmp_path: Path) -> None:
     root = package_copy(tmp_path)
     data = tmp_path / "imdb"
-    assert book_site.imdb_fingerprint({}) == "none"
+    no_cache = {"HF_DATASETS_CACHE": str(tmp_path / "no-cache")}
+    assert book_site.imdb_fingerprint(no_cache) == "none"
     assert book_site.imdb_fingerprint({"IMDB_DIR": str(data)}) == "none", "a missing folder is no data"
     data.mkdir()
     (data / "train.jsonl").write_text('{"text": "good", "label": 1}\n')
@@ -306,10 +307,10 @@ def test_execution_fingerprint_follows_the_imdb_data_and_the_requirement(tmp_pat
     grown = book_site.imdb_fingerprint({"IMDB_DIR": str(data)})
     (data / "aclImdb" / "test" / "0_3.txt").write_text("Dull.")
     assert book_site.imdb_fingerprint({"IMDB_DIR": str(data)}) != grown, "files in sub-folders count"
-    stand_in = book_site.execution_fingerprint(root, {})
+    stand_in = book_site.execution_fingerprint(root, no_cache)
     real = book_site.execution_fingerprint(root, {"IMDB_DIR": str(data), "SCRATCHFORMER_REQUIRE_IMDB": "1"})
     assert book_site.changed_parts(stand_in, real) == [
-        "the IMDB data (IMDB_DIR) changed", "SCRATCHFORMER_REQUIRE_IMDB changed",
+        "the IMDB data (IMDB_DIR or the datasets cache) changed", "SCRATCHFORMER_REQUIRE_IMDB changed",
     ]
 
 
@@ -352,3 +353,21 @@ def test_the_pages_workflow_builds_on_imdb_with_an_exact_cache() -> None:
     assert build["env"]["SCRATCHFORMER_REQUIRE_IMDB"] == "1"
     pyproject = (ROOT / "pyproject.toml").read_text()
     assert 'data = ["datasets' in pyproject and ".[book,test,data,bench]" in (ROOT / "Makefile").read_text()
+
+
+def test_imdb_in_the_datasets_cache_counts_as_data(tmp_path: Path) -> None:
+    """`make imdb` fills the datasets cache; a build after it must not reuse stand-in outputs."""
+    environ = {"HF_DATASETS_CACHE": str(tmp_path / "cache")}
+    assert book_site.imdb_fingerprint(environ) == "none"
+    (tmp_path / "cache" / "other_dataset").mkdir(parents=True)
+    assert book_site.imdb_fingerprint(environ) == "none", "only IMDB counts"
+    shard = tmp_path / "cache" / "stanfordnlp___imdb" / "plain_text" / "train.arrow"
+    shard.parent.mkdir(parents=True)
+    shard.write_bytes(b"arrow")
+    cached = book_site.imdb_fingerprint(environ)
+    assert cached.startswith("datasets cache ")
+    shard.write_bytes(b"arrow, longer")
+    assert book_site.imdb_fingerprint(environ) != cached
+    data = tmp_path / "imdb"
+    data.mkdir()
+    assert book_site.imdb_fingerprint({**environ, "IMDB_DIR": str(data)}) != cached, "IMDB_DIR wins"

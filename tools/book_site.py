@@ -153,16 +153,8 @@ class PackageAdditions(SphinxDirective):
         return container.children
 
 
-def imdb_fingerprint(environ: Mapping[str, str]) -> str:
-    """The IMDB copy the chapters read: names, sizes and times of the files in `IMDB_DIR`.
-
-    "none" when `IMDB_DIR` is unset or not a folder (the chapters then use the hub or the
-    stand-in). Contents are not read: the real dataset is 50 MB compressed.
-    """
-    folder = environ.get("IMDB_DIR")
-    if not folder or not Path(folder).is_dir():
-        return "none"
-    base = Path(folder)
+def folder_fingerprint(base: Path) -> str:
+    """Names, sizes and times of every file under `base` (contents are not read)."""
     digest = hashlib.sha256()
     for dirpath, dirnames, filenames in os.walk(base):
         dirnames.sort()
@@ -171,6 +163,33 @@ def imdb_fingerprint(environ: Mapping[str, str]) -> str:
             stat = path.stat()
             digest.update(f"{path.relative_to(base).as_posix()}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
     return digest.hexdigest()
+
+
+def datasets_cache(environ: Mapping[str, str]) -> Path:
+    """Where `datasets` keeps what `make imdb` downloaded."""
+    if environ.get("HF_DATASETS_CACHE"):
+        return Path(environ["HF_DATASETS_CACHE"])
+    home = environ.get("HF_HOME") or Path(environ.get("HOME", "~")).expanduser() / ".cache" / "huggingface"
+    return Path(home) / "datasets"
+
+
+def imdb_fingerprint(environ: Mapping[str, str]) -> str:
+    """The IMDB copy the chapters read: the files in `IMDB_DIR`, else IMDB in the datasets cache.
+
+    "none" when neither exists (the chapters then use the stand-in). Contents are not read: the
+    real dataset is 50 MB compressed.
+    """
+    folder = environ.get("IMDB_DIR")
+    if folder:
+        return folder_fingerprint(Path(folder)) if Path(folder).is_dir() else "none"
+    cache = datasets_cache(environ)
+    cached = sorted(path for path in cache.glob("*imdb*") if path.is_dir()) if cache.is_dir() else []
+    if not cached:
+        return "none"
+    digest = hashlib.sha256()
+    for path in cached:
+        digest.update(f"{path.name}\0{folder_fingerprint(path)}\n".encode())
+    return "datasets cache " + digest.hexdigest()
 
 
 def execution_fingerprint(root: Path, environ: Mapping[str, str] = os.environ) -> dict[str, str]:
@@ -192,7 +211,7 @@ def changed_parts(stored: Mapping[str, str] | None, current: Mapping[str, str]) 
     if not stored:
         return ["no record of what the cached outputs were computed with"]
     words = {"package": f"the package source ({PACKAGE_DIR}) changed",
-             "imdb": "the IMDB data (IMDB_DIR) changed",
+             "imdb": "the IMDB data (IMDB_DIR or the datasets cache) changed",
              "require_imdb": "SCRATCHFORMER_REQUIRE_IMDB changed"}
     return [words.get(key, f"{key} changed") for key in sorted(set(stored) | set(current))
             if stored.get(key) != current.get(key)]
