@@ -43,7 +43,7 @@ EXPECTED_IN_HTML: dict[str, list[str]] = {
     ],
     "book/corrections.html": [
         "229", "4.5", "0.41", "-0.83", "32,860", "0.3775", "0.6225",
-        "unexpected keyword argument 'suppress'", "1,563", "156,300",
+        "unexpected keyword argument 'suppress'",
     ],
     "book/04_self_attention.html": [
         "0.691", "0.154", "0.807", "0.855", "0.048", "0.952", NEXT_SCORES,
@@ -216,7 +216,9 @@ def test_citations_link_to_the_bibliography(html_dir: Path) -> None:
                   "Pre-training of Deep Bidirectional Transformers", "Rare Words with Subword Units",
                   "Unsupervised Multitask Learners", "Word Vectors for Sentiment Analysis",
                   "Layer Normalization", "Gaussian Error Linear Units", "Rotary Position Embedding",
-                  "Phrases and their Compositionality"]:
+                  "Phrases and their Compositionality", "Long Short-Term Memory-Networks for Machine Reading",
+                  "A Structured Self-Attentive Sentence Embedding",
+                  "On Layer Normalization in the Transformer Architecture"]:
         assert title.lower() in text.lower(), f"bibliography lacks {title!r}"
     chapter = parse(html_dir / "book" / "04_self_attention.html")
     assert sum(link.startswith("bibliography.html#") for link in chapter.links) >= 2
