@@ -43,7 +43,7 @@ EXPECTED_IN_HTML: dict[str, list[str]] = {
     ],
     "book/corrections.html": [
         "229", "4.5", "0.41", "-0.83", "32,860", "0.3775", "0.6225",
-        "unexpected keyword argument 'suppress'",
+        "unexpected keyword argument 'suppress'", "156,300", "1,563",
     ],
     "book/04_self_attention.html": [
         "0.691", "0.154", "0.807", "0.855", "0.048", "0.952", NEXT_SCORES,
