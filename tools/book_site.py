@@ -18,6 +18,8 @@ Registered in `_config.yml` (`sphinx: local_extensions`). It
   cells, so a change in chapter 4's exported function re-ran chapter 4 and served chapter 5
   from the cache; when that fingerprint changes, the cache is emptied and every page re-read;
 - includes each page script once (see `drop_duplicate_scripts`);
+- labels each exported code cell with the module it goes to ("exported to
+  `scratchformer.attention`", styled by `_static/scratchformer.css`);
 - labels the bibliography like the citations ("Vaswani et al., 2017"), not [1], [2], ...
 
 What this deliberately does not handle: builders other than HTML (they get none of this),
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import filecmp
 import hashlib
+import html
 import json
 import os
 import shutil
@@ -309,6 +312,30 @@ def drop_duplicate_scripts(app: Sphinx, pagename: str, templatename: str, contex
     scripts[:] = unique
 
 
+def export_target(tags: list[str], default: str | None) -> str | None:
+    """The module a cell with these tags is exported into (None for a cell that is not exported)."""
+    targets = [tag for tag in tags if tag == "export" or tag.startswith("export:")]
+    if not targets:
+        return None
+    return default if targets[0] == "export" else targets[0].removeprefix("export:")
+
+
+def mark_exported_cells(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    """Put "exported to scratchformer.<module>" above each exported code cell of the page."""
+    if not _is_html(app):
+        return
+    default = app.env.metadata.get(docname, {}).get("export")
+    for node in doctree.findall(nodes.container):
+        if node.get("nb_element") != "cell_code":
+            continue
+        module = export_target(node.get("cell_metadata", {}).get("tags", []), default)
+        if not module:
+            continue
+        badge = f'<div class="export-badge">exported to <code>{html.escape(module)}</code></div>\n'
+        node.insert(0, nodes.raw("", badge, format="html"))
+        node["classes"].append("exported-cell")
+
+
 def finish(app: Sphinx, exception: Exception | None) -> None:
     """Copy MathJax into `_static/mathjax/`; write Binder's requirements, `.nojekyll`, index.html."""
     if exception is not None or not _is_html(app):
@@ -383,6 +410,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("env-get-outdated", outdated_pages)
     app.connect("env-updated", remember_execution)
     app.connect("source-read", fill_reference)
+    app.connect("doctree-resolved", mark_exported_cells)
     app.add_directive(reference.ADDITIONS_DIRECTIVE, PackageAdditions)
     # After sphinx-book-theme (priority 501) has built the header buttons.
     app.connect("html-page-context", publish_notebook, priority=900)
