@@ -89,8 +89,12 @@ def scaled_dot_product_attention(
         raise ValueError(
             f"keys and values must have the same number of positions: k {tuple(k.shape)} vs v {tuple(v.shape)}"
         )
-    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (..., T_q, T_k)
-    attn_weights = masked_softmax(scores, mask)  # (..., T_q, T_k), rows sum to 1 (or 0)
+    # Scale q before the product, in float32 for 16-bit inputs (as torch's attention
+    # does): else scores the softmax handles fine overflow float16 (max 65504) on the way.
+    wide = torch.float32 if q.dtype in (torch.float16, torch.bfloat16) else q.dtype
+    scaled_q = q.to(wide) / math.sqrt(q.shape[-1])
+    scores = scaled_q @ k.to(wide).transpose(-2, -1)  # (..., T_q, T_k)
+    attn_weights = masked_softmax(scores, mask).to(q.dtype)  # (..., T_q, T_k)
     context = attn_weights @ v  # (..., T_q, d_v)
     return context, attn_weights
 

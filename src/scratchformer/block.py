@@ -43,12 +43,19 @@ class LayerNorm(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         if x.dim() == 0 or x.shape[-1] != self.d_model:
             raise ValueError(f"expected input of shape (..., {self.d_model}), got {tuple(x.shape)}")
-        mean = x.mean(dim=-1, keepdim=True)  # (..., 1)
-        variance = x.var(dim=-1, correction=0, keepdim=True)  # (..., 1), population variance
+        # Statistics in float32 for 16-bit inputs (as torch does), of x divided by a
+        # power of two near its largest entry (exact), so that the variance cannot
+        # overflow (float16 above 65504, float32 above 3e38) and zero the output.
+        wide = x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
+        _, exponent = torch.frexp(wide.detach().abs().amax(dim=-1, keepdim=True))
+        scale = torch.ldexp(torch.ones_like(wide[..., :1]), (exponent - 1).clamp(min=0))
+        wide = wide / scale  # (..., d_model), entries below 2 in size
+        mean = wide.mean(dim=-1, keepdim=True)  # (..., 1)
+        variance = wide.var(dim=-1, correction=0, keepdim=True)  # (..., 1), population
         if self.eps == 0 and bool((variance == 0).any()):
             raise ValueError("a vector with all channels equal has variance 0; with eps=0 it cannot be normalized")
-        x_hat = (x - mean) / torch.sqrt(variance + self.eps)  # (..., d_model)
-        return self.weight * x_hat + self.bias
+        x_hat = (wide - mean) / torch.sqrt(variance + self.eps / scale**2)  # (..., C)
+        return self.weight * x_hat.to(x.dtype) + self.bias
 
     def extra_repr(self) -> str:
         return f"{self.d_model}, eps={self.eps}"

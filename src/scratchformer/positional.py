@@ -85,6 +85,8 @@ def rotate_pairs(x: Tensor, angles: Tensor) -> Tensor:
     """
     if x.dim() == 0 or x.shape[-1] % 2 != 0:
         raise ValueError(f"the last dimension of x must be even (it holds pairs), got shape {tuple(x.shape)}")
+    if not x.is_floating_point():  # cos and sin cast to an integer dtype would be 0 and 1
+        raise ValueError(f"x must be floating-point, got {x.dtype}; use x.float()")
     pairs = x.unflatten(-1, (x.shape[-1] // 2, 2))  # (..., d/2, 2)
     first, second = pairs[..., 0], pairs[..., 1]  # (..., d/2) each
     try:
