@@ -6,8 +6,12 @@ BIN := $(VENV)/bin
 PIP_INSTALL := $(BIN)/pip install --disable-pip-version-check -q -c constraints.txt
 BROWSER_PACKAGES := chromium chromium-driver fonts-wqy-microhei
 JUPYTER_BOOK := $(BIN)/jupyter-book build --warningiserror --keep-going
+# The build and the tests never use the network: the chapters read IMDB from $IMDB_DIR or from
+# the datasets cache that `make imdb` fills (online, once), and fall back to a labelled stand-in.
+export HF_HUB_OFFLINE ?= 1
+export HF_DATASETS_OFFLINE ?= 1
 
-.PHONY: venv mathjax browser export check book linkcheck test bench clean
+.PHONY: venv mathjax browser export check book linkcheck test bench clean imdb gpu-check
 
 venv: $(VENV)/.installed
 
@@ -38,6 +42,11 @@ browser:
 		echo "chromium not installed (needs root and apt-get); tests/test_browser.py will skip"; \
 	fi
 
+# The one step that goes online: IMDB from the HuggingFace hub into the datasets cache, where
+# the chapters (and `scratchformer train-imdb` without --data) find it offline afterwards.
+imdb: venv
+	HF_HUB_OFFLINE=0 HF_DATASETS_OFFLINE=0 $(BIN)/python -c "import datasets; datasets.load_dataset('imdb')"
+
 export: venv
 	$(BIN)/python tools/export.py
 
@@ -60,6 +69,11 @@ bench: venv
 	$(BIN)/python benchmarks/tokenizer.py
 	$(BIN)/python benchmarks/attention.py
 	$(BIN)/python benchmarks/bert_cpu.py
+
+# On a machine with an NVIDIA GPU: CUDA tests, bf16 attention benchmark, gpu preset on a slice of
+# IMDB ($IMDB_DIR), results under $OUT (default _build/gpu-check). Skips cleanly without CUDA.
+gpu-check: venv
+	PYTHON=$(BIN)/python bash tools/gpu_check.sh
 
 clean:
 	rm -rf _build dist build src/*.egg-info

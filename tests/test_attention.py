@@ -87,6 +87,39 @@ def test_next_day_is_bright_shapes_and_module_equals_steps(device):
     assert torch.allclose(batched[1], context, atol=1e-6)
 
 
+# Chapter 4 draws W_query, W_key, W_value with torch.manual_seed(123) and torch.randn(8, 4);
+# chapter 5 walks through the row of "next" that they give.
+NEXT_SCORES = [-2.6032, -1.8173, -2.8593, -5.4179, -4.4573]
+
+
+def chapter4_example(draw):
+    """Weights and context vectors of "The next day is bright" with matrices from `draw`."""
+    inputs = torch.tensor(THE_NEXT_DAY_IS_BRIGHT)
+    torch.manual_seed(123)
+    W_query, W_key, W_value = (draw(8, 4) for _ in range(3))
+    scores = (inputs @ W_query) @ (inputs @ W_key).T
+    context, weights = scaled_dot_product_attention(inputs @ W_query, inputs @ W_key, inputs @ W_value)
+    return scores, weights, context
+
+
+def test_chapter4_scores_of_next_are_chapter5s():
+    scores, _, _ = chapter4_example(torch.randn)
+    assert scores[1].tolist() == pytest.approx(NEXT_SCORES, abs=TOL)
+
+
+def test_zero_mean_matrices_make_the_rows_differ():
+    """Zero-mean matrices: the rows of weights and the context vectors clearly differ.
+    All-positive ones (torch.rand) with the all-positive inputs make them nearly equal."""
+
+    def spread(rows):
+        return (rows[:, None] - rows[None]).abs().max().item()
+
+    _, weights, context = chapter4_example(torch.randn)
+    _, weights_pos, context_pos = chapter4_example(torch.rand)
+    assert spread(weights) > 0.3 and spread(context) > 0.3
+    assert spread(weights_pos) < 0.12 and spread(context_pos) < 0.05
+
+
 def test_qkv_bias_is_used(device):
     torch.manual_seed(0)
     module = SelfAttention(3, 2, qkv_bias=True).to(device)

@@ -264,6 +264,7 @@ def test_loading_errors_name_the_problem(tmp_path: Path) -> None:
         ({"dropout": 1.0}, r"dropout must be in \[0, 1\)"),
         ({"pad_id": 50260}, "pad_id"),
         ({"pooling": "max"}, "pooling must be one of"),
+        ({"impl": "flash"}, "impl must be 'explicit' or 'sdpa'"),
     ],
 )
 def test_bert_config_refuses_invalid_combinations(changes: dict, match: str) -> None:
@@ -302,6 +303,22 @@ def test_padded_positions_change_no_logit(device: torch.device, pooling: str) ->
         torch.testing.assert_close(model(noisy, mask), model(ids, mask), atol=1e-5, rtol=1e-5)
         cut = model(ids[:1, :5], mask[:1, :5])
     torch.testing.assert_close(cut, model(ids, mask)[:1], atol=1e-5, rtol=1e-5, msg="padding can also be cut off")
+
+
+@pytest.mark.parametrize("pooling", ["cls", "mean"])
+def test_sdpa_and_explicit_attention_give_the_same_logits(device: torch.device, pooling: str) -> None:
+    explicit = BertForSequenceClassification(tiny_config(pooling=pooling)).to(device).eval()
+    fused = BertForSequenceClassification(tiny_config(pooling=pooling, impl="sdpa")).to(device).eval()
+    fused.load_state_dict(explicit.state_dict())
+    assert all(block.attn.impl == "sdpa" for block in fused.encoder.blocks)
+    ids = torch.tensor([frame_tokens([10, 20, 30], 12), frame_tokens(list(range(40, 52)), 12)], device=device)
+    mask = attention_mask(ids)
+    with torch.no_grad():
+        torch.testing.assert_close(fused(ids, mask), explicit(ids, mask), atol=1e-5, rtol=1e-5)
+
+
+def test_gpu_preset_trains_with_the_fused_attention() -> None:
+    assert train.preset("gpu")[0].impl == "sdpa"
 
 
 def test_model_input_errors(device: torch.device) -> None:

@@ -22,10 +22,18 @@ sys.path.insert(0, str(ROOT / "tools"))
 import export  # noqa: E402
 import notebooks  # noqa: E402
 
+# Chapter 4 computes the scores of "next" in "The next day is bright"; chapter 5 takes the same
+# row apart by hand, so both pages must show it.
+NEXT_SCORES = "[-2.60, -1.82, -2.86, -5.42, -4.46]"
+
 # Numbers each chapter's prose quotes through {glue:text}; they must appear on the rendered page.
 EXPECTED_IN_HTML: dict[str, list[str]] = {
     "book/01_tokenization.html": [
         "50,257", "50,000", "50256", "25954", "11819", "12157", "33,135", "65.9", "128", "100.000%",
+        # the end-of-word marker in table cells (Markdown once read it as an HTML closing tag),
+        # and the merge that attaches it: 2 and 3 merges must look different
+        "o l d </w>", "f i n est </w>", "f i n est</w>",
+        "1,256",  # the vocabulary the thousand requested merges give on IMDB
     ],
     "book/02_embeddings.html": ["1.414", "205.9", "3.15", "65.4", "38,597,376", "31"],
     "book/03_positional_encoding.html": [
@@ -33,11 +41,27 @@ EXPECTED_IN_HTML: dict[str, list[str]] = {
         "6.44", "20.8", "229", "4.5", "2525", "0.41", "-0.83", "384", "786,432",
         "-10.7468", "-8.2811", "3.073", "1.824", "2.232",
     ],
-    "book/corrections.html": ["229", "4.5", "0.41", "-0.83", "32,860", "0.3775", "0.6225"],
-    "book/04_self_attention.html": ["0.691", "0.154", "0.807", "0.855", "0.048", "0.952"],
-    "book/05_scaling.html": ["32,860", "217,110", "0.276", "0.124", "0.112", "0.151", "0.337", "0.930", "-0.60"],
+    "book/corrections.html": [
+        "229", "4.5", "0.41", "-0.83", "32,860", "0.3775", "0.6225",
+        "unexpected keyword argument 'suppress'", "1,563", "156,300",
+    ],
+    "book/04_self_attention.html": [
+        "0.691", "0.154", "0.807", "0.855", "0.048", "0.952", NEXT_SCORES,
+        # zero-mean weights: the rows of weights and the context vectors differ ...
+        "0.323", "0.366", "1.344",
+        # ... unlike with all-positive ones (torch.rand)
+        "0.48", "0.58", "0.110", "0.045",
+    ],
+    "book/05_scaling.html": [
+        "32,860", "217,110", "0.276", "0.124", "0.112", "0.151", "0.337", "0.930", "-0.60", NEXT_SCORES,
+        "0.524", "0.370",  # chapter 4's row of "next", before and after dividing by sqrt(d_k)
+        "0.333", "0.109",  # a fresh nn.Linear: variance about 1/3, Var(q.k) about d_k / 9
+    ],
     "book/06_causal_masking.html": ["0.0420 / 0.1142 / 0.8438", "0.2689 / 0.7311 / 0.0000", "0.3775 / 0.6225", "[nan, nan]"],
-    "book/07_dropout.html": ["0.50, 0.00, 0.50, 0.00"],
+    "book/07_dropout.html": [
+        "0.50, 0.00, 0.50, 0.00", "0.50, 0.00, 0.50, 0.48", "1.48",  # a dropped row need not sum to 1
+        "0.00, 0.76, 0.00, 1.09, 0.83", "0.004",  # row sums of one draw; mean context vs no dropout
+    ],
     "book/08_multi_head.html": ["0.80", "0.45"],
     "book/10_bert_imdb.html": [
         "50,260", "16,090,114", "3,283,330", "66,690", "80.7%", "1,563", "156,300", "86.6%", "5.4", "40%", "216",
@@ -46,6 +70,8 @@ EXPECTED_IN_HTML: dict[str, list[str]] = {
     "book/09_transformer_block.html": [
         "0.655", "0.0607", "0.507", "1.603", "-0.873", "0.304", "-0.020", "-1.522",
         "0.0728", "0.059", "-0.170", "4,722,432", "2,360,064", "7,085,568", "85,026,816", "3072",
+        # shortcuts: the seven width-64 layers keep gradients of one order, the first gets 2,110x
+        "2.6e-02", "7.7e-02", "2,110", "1,315", "0.090",
     ],
 }
 
@@ -220,3 +246,24 @@ def test_sphinx_linkcheck_finds_no_broken_link(html_dir: Path) -> None:
     statuses = [json.loads(line) for line in report.read_text(encoding="utf-8").splitlines() if line.strip()]
     bad = [s for s in statuses if s["status"] not in ("working", "ignored", "unchecked")]
     assert not bad, bad
+
+
+# The chapters that read IMDB; each opens with scratchformer.imdb.STAND_IN_NOTICE when it could not.
+DATA_PAGES = ["book/01_tokenization.html", "book/02_embeddings.html", "book/10_bert_imdb.html"]
+STAND_IN_WARNING = "This page was computed on a generated stand-in"
+
+
+def test_pages_say_when_they_were_computed_on_the_stand_in(html_dir: Path) -> None:
+    """With IMDB reachable (always in CI, which sets SCRATCHFORMER_REQUIRE_IMDB=1) no page may
+    carry the stand-in warning; without it, every page that reads IMDB must carry it."""
+    from scratchformer.imdb import STAND_IN_NOTICE, book_reviews
+
+    assert STAND_IN_WARNING in STAND_IN_NOTICE
+    used_stand_in = book_reviews() is None
+    for page in book_pages():
+        text = " ".join(visible_text(html_dir / page).split())
+        expected = used_stand_in and page in DATA_PAGES
+        assert (STAND_IN_WARNING in text) == expected, (
+            f"{page}: stand-in warning {'missing' if expected else 'present'} "
+            f"(IMDB {'unreachable' if used_stand_in else 'reachable'} in this build)"
+        )

@@ -9,7 +9,8 @@ import torch
 
 from scratchformer.attention import masked_softmax, scaled_dot_product_attention
 
-# Source 001's raw 5x5 attention scores for "The next day is bright" (section 1.12).
+# Source 001's raw 5x5 attention scores for "The next day is bright" (section 1.12): a separate
+# example, from other matrices than chapter 4's (chapter 5 shows its "next" row as published).
 RAW_SCORES = [
     [10.7, 10.0, 9.9, 10.3, 11.0],
     [11.0, 10.2, 10.1, 10.4, 11.2],

@@ -29,7 +29,9 @@ class BertConfig:
 
     `d_hidden` defaults to `4 * d_model`. `pooling` picks the vector the head classifies:
     `"cls"`, the final vector of the `[CLS]` position, or `"mean"`, the average over real tokens.
-    The defaults are the source's model with its head count corrected (256 wide, 4 layers, 4 heads).
+    `impl` is chapter 8's attention implementation: `"explicit"` or `"sdpa"` (PyTorch's fused
+    kernel; the same function, faster on a GPU). The defaults are the source's model with its head
+    count corrected (256 wide, 4 layers, 4 heads).
 
     Taught in chapter 10, "Its configuration".
     """
@@ -43,6 +45,7 @@ class BertConfig:
     dropout: float = 0.1
     pad_id: int = PAD_ID
     pooling: str = "cls"
+    impl: str = "explicit"
 
     def __post_init__(self) -> None:
         if self.d_hidden is None:
@@ -63,6 +66,8 @@ class BertConfig:
             raise ValueError(f"pad_id ({self.pad_id}) must be an id of the vocabulary [0, {self.vocab_size})")
         if self.pooling not in POOLINGS:
             raise ValueError(f"pooling must be one of {POOLINGS}, got {self.pooling!r}")
+        if self.impl not in ("explicit", "sdpa"):
+            raise ValueError(f"impl must be 'explicit' or 'sdpa', got {self.impl!r}")
 
 
 # book/10_bert_imdb.md: Embeddings
@@ -112,7 +117,8 @@ class BertEncoder(nn.Module):
         self.config = config
         self.embedding = BertEmbedding(config)
         self.blocks = nn.ModuleList(
-            TransformerBlock(config.d_model, config.num_heads, config.d_hidden, config.dropout, causal=False)
+            TransformerBlock(config.d_model, config.num_heads, config.d_hidden, config.dropout,
+                             causal=False, impl=config.impl)
             for _ in range(config.num_layers)
         )
         self.final_norm = LayerNorm(config.d_model)

@@ -124,7 +124,9 @@ class TransformerBlock(nn.Module):
     `mask` broadcastable to `(B, num_heads, T, T)`, True where attending is allowed (for
     example `padding_mask(ids, pad_id)`, shape `(B, 1, 1, T)`); `causal=True` adds the causal
     mask. Returns a tensor of the same shape as `x`. `dropout` applies to the attention
-    weights, the feed-forward hidden layer and both branches before they are added.
+    weights, the feed-forward hidden layer and both branches before they are added. `impl`
+    picks chapter 8's attention implementation, `"explicit"` or `"sdpa"` (PyTorch's fused
+    kernel); both compute the same function.
 
     Taught in chapter 9, "The block".
     """
@@ -136,13 +138,16 @@ class TransformerBlock(nn.Module):
         d_hidden: int | None = None,
         dropout: float = 0.1,
         causal: bool = False,
+        impl: str = "explicit",
     ) -> None:
         super().__init__()
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {dropout}")
         self.d_model, self.dropout = d_model, dropout
         self.ln1 = LayerNorm(d_model)
-        self.attn = MultiHeadAttention(d_model, d_model, num_heads, dropout=dropout, causal=causal)
+        self.attn = MultiHeadAttention(
+            d_model, d_model, num_heads, dropout=dropout, causal=causal, impl=impl
+        )
         self.ln2 = LayerNorm(d_model)
         self.ff = FeedForward(d_model, d_hidden, dropout=dropout)
 

@@ -175,6 +175,36 @@ def load_imdb(source: str | os.PathLike | None = None) -> dict[str, ReviewSplit]
     return splits
 
 
+REQUIRE_IMDB = "SCRATCHFORMER_REQUIRE_IMDB"
+STAND_IN_NOTICE = (
+    ":::{warning}\n"
+    "**This page was computed on a generated stand-in, not on IMDB.** No copy of the IMDB reviews "
+    "could be reached when it was built (set `IMDB_DIR` to a local copy, or build online with "
+    "`datasets` installed), so its corpus, figures and numbers describe made-up text.\n"
+    ":::"
+)
+
+
+def book_reviews() -> dict[str, ReviewSplit] | None:
+    """IMDB for the book's chapters: `load_imdb()`, or None where no copy can be reached.
+
+    A folder named by `IMDB_DIR` is always read, and its errors are raised. Without it the hub
+    is tried, and if that fails the result is None: a chapter then computes on a stand-in and
+    shows `STAND_IN_NOTICE`. With the environment variable SCRATCHFORMER_REQUIRE_IMDB=1 (CI and
+    the published site) an unreachable hub is an error instead.
+
+    Taught in chapter 10, "Loading".
+    """
+    if os.environ.get("IMDB_DIR"):
+        return load_imdb()
+    try:
+        return load_imdb()
+    except RuntimeError as err:
+        if os.environ.get(REQUIRE_IMDB) == "1":
+            raise RuntimeError(f"{REQUIRE_IMDB}=1 forbids the stand-in corpus, but {err}") from err
+        return None
+
+
 # book/10_bert_imdb.md: Special tokens
 GPT2_VOCAB_SIZE = 50257  # ids 0..50256, the last being <|endoftext|>
 PAD_ID = GPT2_VOCAB_SIZE  # [PAD]: fills a sequence up to the fixed length

@@ -275,7 +275,8 @@ class TrainConfig:
     """How to train: epochs, per-process batch size, AdamW settings, schedule, clipping, precision, data.
 
     `warmup` is the fraction of all steps spent warming up; `val_size` reviews are held out of the
-    training split for validation; `length_groups` as in `ReviewLoader` (0 = plain shuffling).
+    training split for validation, `evals_per_epoch` times per epoch; `length_groups` as in
+    `ReviewLoader` (0 = plain shuffling).
 
     Taught in chapter 10, "The training loop".
     """
@@ -290,13 +291,15 @@ class TrainConfig:
     truncation: str = "head+tail"
     length_groups: int = 50
     val_size: int = 2500
+    evals_per_epoch: int = 1
     seed: int = 0
 
     def __post_init__(self) -> None:
-        if self.epochs <= 0 or self.batch_size <= 0 or self.val_size <= 0 or self.length_groups < 0:
+        counts = (self.epochs, self.batch_size, self.val_size, self.evals_per_epoch)
+        if min(counts) <= 0 or self.length_groups < 0:
             raise ValueError(
-                f"epochs, batch_size and val_size must be positive and length_groups >= 0, got {self.epochs}, "
-                f"{self.batch_size}, {self.val_size}, {self.length_groups}"
+                "epochs, batch_size, val_size and evals_per_epoch must be positive and length_groups "
+                f">= 0, got {counts} and {self.length_groups}"
             )
         if self.lr <= 0 or self.weight_decay < 0 or self.grad_clip <= 0 or not 0 <= self.warmup < 1:
             raise ValueError(
@@ -332,6 +335,16 @@ def lr_multiplier(step: int, total_steps: int, warmup_steps: int) -> float:
     return max(0.0, (total_steps - step) / max(1, total_steps - warmup_steps))
 
 
+def evaluation_steps(steps_per_epoch: int, evals_per_epoch: int) -> set[int]:
+    """The batches of an epoch (counted from 1) after which the model is validated: evenly spaced,
+    the last one always included.
+
+    Taught in chapter 10, "The training loop".
+    """
+    count = min(evals_per_epoch, steps_per_epoch)
+    return {round(steps_per_epoch * k / count) for k in range(1, count + 1)}
+
+
 def train(
     model: BertForSequenceClassification,
     train_loader: ReviewLoader,
@@ -342,13 +355,15 @@ def train(
     progress: bool = True,
     log: Callable[[str], None] = print,
 ) -> list[dict]:
-    """Train `model` (in place) and return one record per epoch: losses, accuracies, time, throughput.
+    """Train `model` (in place); return one record per validation: losses, accuracies, time, throughput.
 
-    After every epoch the model is validated on `val_loader`; with `out_dir`, the best model so far
-    goes to `out_dir/best.pt` and the full training state to `out_dir/last.pt`. `resume=True`
-    continues from `out_dir/last.pt`, at the step after the one it saved, with the same settings.
-    Under `torch.distributed` the model is wrapped in DistributedDataParallel, and only rank 0
-    writes files and logs.
+    The model is validated on `val_loader` `config.evals_per_epoch` times per epoch, evenly spaced;
+    each record holds the training loss and accuracy over the batches since the previous one and
+    the number of training reviews seen so far. With `out_dir`, the best model so far goes to
+    `out_dir/best.pt` and, after every epoch, the full training state to `out_dir/last.pt`.
+    `resume=True` continues from `out_dir/last.pt`, at the step after the one it saved, with the
+    same settings. Under `torch.distributed` the model is wrapped in DistributedDataParallel, and
+    only rank 0 writes files and logs.
 
     Taught in chapter 10, "The training loop".
     """
@@ -357,8 +372,9 @@ def train(
     optimizer = make_optimizer(model, config)
     total_steps = len(train_loader) * config.epochs
     warmup_steps = max(1, round(config.warmup * total_steps))
+    eval_after = evaluation_steps(len(train_loader), config.evals_per_epoch)
     history: list[dict] = []
-    best_accuracy, start_epoch, step = -1.0, 0, 0
+    best_accuracy, start_epoch, step, reviews_seen = -1.0, 0, 0, 0
     if resume:
         if out_dir is None:
             raise ValueError("resume=True needs the out_dir of the run to continue")
@@ -373,6 +389,7 @@ def train(
         optimizer.load_state_dict(state["optimizer"])
         history, best_accuracy = list(state["history"]), state["best_val_accuracy"]
         start_epoch, step = state["epoch"], state["step"]
+        reviews_seen = history[-1]["reviews_seen"] if history else 0
         torch.set_rng_state(state["rng"])
         if device.type == "cuda" and state.get("cuda_rng") is not None:
             torch.cuda.set_rng_state(state["cuda_rng"], device)
@@ -385,7 +402,7 @@ def train(
         step_losses = []
         start = time.perf_counter()
         batches = tqdm(train_loader, desc=f"epoch {epoch + 1}/{config.epochs}", disable=not progress or rank != 0)
-        for ids, mask, labels in batches:
+        for batch_number, (ids, mask, labels) in enumerate(batches, start=1):
             ids, mask, labels = ids.to(device), mask.to(device), labels.to(device)
             for group in optimizer.param_groups:
                 group["lr"] = config.lr * lr_multiplier(step, total_steps, warmup_steps)
@@ -402,28 +419,43 @@ def train(
                                 mask.sum())
                 totals += torch.stack([value.to(torch.float64) for value in batch_totals])
                 step_losses.append(loss.detach())
-        if is_distributed():
-            dist.all_reduce(totals)
-        seconds = time.perf_counter() - start
-        val = evaluate(model, val_loader, config.precision)
-        record = {
-            "epoch": epoch + 1,
-            "step": step,
-            "train_loss": float(totals[0] / totals[2]),
-            "train_accuracy": float(totals[1] / totals[2]),
-            "val_loss": val["loss"],
-            "val_accuracy": val["accuracy"],
-            "seconds": seconds,
-            "tokens_per_second": float(totals[3]) / seconds,
-            "step_losses": torch.stack(step_losses).tolist() if step_losses else [],  # this process's batches
-        }
-        history.append(record)
-        improved = val["accuracy"] > best_accuracy
-        best_accuracy = max(best_accuracy, val["accuracy"])
-        if rank == 0 and out_dir is not None:
-            if improved:
+            if batch_number not in eval_after:
+                continue
+            if is_distributed():
+                dist.all_reduce(totals)
+            seconds = time.perf_counter() - start
+            val = evaluate(model, val_loader, config.precision)
+            network.train()
+            reviews_seen += int(totals[2])
+            record = {
+                "epoch": epoch + 1,
+                "step": step,
+                "reviews_seen": reviews_seen,
+                "train_loss": float(totals[0] / totals[2]),  # over the batches since the last record
+                "train_accuracy": float(totals[1] / totals[2]),
+                "val_loss": val["loss"],
+                "val_accuracy": val["accuracy"],
+                "seconds": seconds,
+                "tokens_per_second": float(totals[3]) / seconds,
+                "step_losses": torch.stack(step_losses).tolist(),  # this process's batches
+            }
+            history.append(record)
+            improved = val["accuracy"] > best_accuracy
+            best_accuracy = max(best_accuracy, val["accuracy"])
+            if rank == 0 and out_dir is not None and improved:
                 best_state = {"epoch": epoch + 1, "step": step, "val": val}
                 save_checkpoint(Path(out_dir) / BEST_CHECKPOINT, model, model.config, config.truncation, best_state)
+            if rank == 0:
+                log(
+                    f"epoch {epoch + 1}/{config.epochs}, step {step}: train loss {record['train_loss']:.4f} acc "
+                    f"{record['train_accuracy']:.4f} | val loss {record['val_loss']:.4f} acc "
+                    f"{record['val_accuracy']:.4f}{' (best)' if improved else ''} | {seconds:.0f} s, "
+                    f"{record['tokens_per_second']:,.0f} tokens/s"
+                )
+            totals.zero_()
+            step_losses = []
+            start = time.perf_counter()
+        if rank == 0 and out_dir is not None:
             state = {
                 "train_config": asdict(config),
                 "optimizer": optimizer.state_dict(),
@@ -437,12 +469,6 @@ def train(
             save_checkpoint(Path(out_dir) / LAST_CHECKPOINT, model, model.config, config.truncation, state)
         if is_distributed():
             dist.barrier()
-        if rank == 0:
-            log(
-                f"epoch {epoch + 1}/{config.epochs}: train loss {record['train_loss']:.4f} acc "
-                f"{record['train_accuracy']:.4f} | val loss {record['val_loss']:.4f} acc {record['val_accuracy']:.4f}"
-                f"{' (best)' if improved else ''} | {seconds:.0f} s, {record['tokens_per_second']:,.0f} tokens/s"
-            )
     return history
 
 
@@ -475,12 +501,12 @@ PRESETS: dict[str, dict[str, dict]] = {
     "cpu": {
         "model": {"d_model": 64, "num_layers": 1, "num_heads": 2, "d_hidden": 256, "max_len": 256,
                   "dropout": 0.1, "pooling": "mean"},
-        "train": {"epochs": 2, "batch_size": 64, "lr": 2e-3, "precision": "bf16"},
+        "train": {"epochs": 2, "batch_size": 64, "lr": 2e-3, "precision": "bf16", "evals_per_epoch": 4},
     },
     # One large GPU: the source's width and depth, longer reviews, bf16.
     "gpu": {
         "model": {"d_model": 256, "num_layers": 4, "num_heads": 4, "d_hidden": 1024, "max_len": 512,
-                  "dropout": 0.1, "pooling": "mean"},
+                  "dropout": 0.1, "pooling": "mean", "impl": "sdpa"},
         "train": {"epochs": 4, "batch_size": 64, "lr": 5e-4, "precision": "bf16"},
     },
     # Seconds, for trying the pipeline end to end on a few reviews.
@@ -636,7 +662,7 @@ def run_train_imdb(args: argparse.Namespace, argv: Sequence[str]) -> int:
             say(f"test accuracy {test['accuracy']:.4f} on {test['examples']:,} reviews")
         say(f"{finished - started:.0f} s in all")
         if rank == 0:
-            best_epoch = max(history, key=lambda record: record["val_accuracy"])
+            best = max(history, key=lambda record: record["val_accuracy"])
             flops = training_flops_per_token(model_config, float(np.minimum(train_lengths + 2, model_config.max_len).mean()))
             tokens_per_second = sum(r["tokens_per_second"] * r["seconds"] for r in history) / sum(r["seconds"] for r in history)
             peak = next((v for k, v in PEAK_BF16_FLOPS.items() if device.type == "cuda" and k in torch.cuda.get_device_name(device)), None)
@@ -679,8 +705,9 @@ def run_train_imdb(args: argparse.Namespace, argv: Sequence[str]) -> int:
                     "model_flops_utilization": flops * tokens_per_second / (peak * world_size) if peak else None,
                 },
                 "history": history,
-                "best_epoch": best_epoch["epoch"],
-                "validation": {"accuracy": best_epoch["val_accuracy"], "loss": best_epoch["val_loss"]},
+                "best_epoch": best["epoch"],
+                "best_step": best["step"],
+                "validation": {"accuracy": best["val_accuracy"], "loss": best["val_loss"]},
                 "test": test,
             }
             out = Path(args.out) / "results.json"

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# One command for a machine with an NVIDIA GPU: the CUDA-parametrized tests, the attention
+# benchmark in bf16 at T = 256 and 1024, and the gpu preset on a slice of IMDB. Everything it
+# prints also goes to $OUT (default _build/gpu-check). Without CUDA it says so and exits 0.
+#
+#   OUT=/tmp/gpu IMDB_DIR=/path/to/imdb bash tools/gpu_check.sh   # or: make gpu-check
+#
+# It runs with whatever python is first on PATH (PYTHON to override), importing the package
+# from src/, so it works in a bare image that has torch, tiktoken, regex, tqdm and pytest.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python3}
+OUT=${OUT:-_build/gpu-check}
+LIMIT=${LIMIT:-5000}
+mkdir -p "$OUT"
+export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+if ! "$PYTHON" -c "import torch" 2>/dev/null; then
+    echo "gpu-check: $PYTHON has no torch; nothing to measure (skipped)" | tee "$OUT/summary.txt"
+    exit 0
+elif ! "$PYTHON" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)"; then
+    echo "gpu-check: no CUDA device visible to $PYTHON; nothing to measure (skipped)" | tee "$OUT/summary.txt"
+    exit 0
+fi
+status=0
+{
+    echo "== device"; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1
+    "$PYTHON" -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name())"
+} 2>&1 | tee "$OUT/summary.txt"
+
+echo "== CUDA tests" | tee -a "$OUT/summary.txt"
+# The numeric test files only: the book and browser tests need the full toolchain, not a GPU.
+numeric=$(ls tests/test_*.py | grep -v -e test_book -e test_browser -e test_export -e test_package)
+"$PYTHON" -m pytest -q -ra -k cuda -p no:cacheprovider $numeric 2>&1 | tee "$OUT/tests.txt" | tail -n 5 \
+    | tee -a "$OUT/summary.txt" || status=1
+
+echo "== attention benchmark, bf16" | tee -a "$OUT/summary.txt"
+"$PYTHON" benchmarks/attention.py --device cuda --dtype bfloat16 --seq-lens 256 1024 \
+    --json "$OUT/attention_cuda_bf16.json" 2>&1 | tee -a "$OUT/summary.txt" || status=1
+
+if [ -n "${IMDB_DIR:-}" ]; then
+    echo "== gpu preset on $LIMIT reviews of each split" | tee -a "$OUT/summary.txt"
+    "$PYTHON" -c "import sys; from scratchformer.train import main; sys.exit(main(sys.argv[1:]))" \
+        train-imdb --data "$IMDB_DIR" --out "$OUT/imdb_gpu" --config gpu \
+        --limit "$LIMIT" --no-progress --cache "$OUT/cache" 2>&1 | tee -a "$OUT/summary.txt" || status=1
+    cp "$OUT/imdb_gpu/results.json" "$OUT/imdb_gpu_results.json" 2>/dev/null
+    rm -rf "$OUT/cache" "$OUT/imdb_gpu"
+else
+    echo "== gpu preset: skipped (set IMDB_DIR to a copy of IMDB)" | tee -a "$OUT/summary.txt"
+fi
+exit $status
