@@ -207,12 +207,12 @@ def test_check_fails_when_an_exported_cell_is_edited_alone(tmp_path: Path) -> No
     root = copy_repo(tmp_path)
     chapter_path = root / "book" / "04_self_attention.md"
     text = chapter_path.read_text()
-    exported_line = "scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])"
+    exported_line = "scaled_q = q.to(wide) / math.sqrt(q.shape[-1])"
     assert text.count(exported_line) == 1
-    chapter_path.write_text(text.replace(exported_line, "scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5"))
+    chapter_path.write_text(text.replace(exported_line, "scaled_q = q.to(wide) / q.shape[-1] ** 0.5"))
     result = run_check(root)
     assert result.returncode == 1
-    assert "+    scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5" in result.stdout
+    assert "+    scaled_q = q.to(wide) / q.shape[-1] ** 0.5" in result.stdout
 
 
 CELL_SEVERAL = """

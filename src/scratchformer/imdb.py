@@ -16,20 +16,19 @@ import gzip
 import hashlib
 import json
 import os
+import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 import functools
 import re
-from collections.abc import Sequence
 import tiktoken
-from scratchformer.tokenizer import gpt2_encoding
+from scratchformer.tokenizer import BPETokenizer, gpt2_encoding
 from torch import Tensor
-import tempfile
 import zipfile
-from collections.abc import Callable
-from typing import BinaryIO
 import numpy as np
 import torch
+from scratchformer.files import write_atomically
 from scratchformer.tokenizer import GPT2_FILE_SHA256
 
 
@@ -83,17 +82,27 @@ def read_jsonl(path: Path) -> ReviewSplit:
     Taught in chapter 10, "Loading".
     """
     opener = gzip.open if path.suffix == ".gz" else open
-    texts, labels = [], []
-    with opener(path, "rt", encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                texts.append(row["text"])
-                labels.append(row["label"])
-            except (json.JSONDecodeError, KeyError, TypeError) as err:
-                raise ValueError(f"{path}:{number}: expected a JSON object with 'text' and 'label' ({err})") from None
+    texts, labels, number = [], [], 0
+    try:
+        with opener(path, "rt", encoding="utf-8") as handle:
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                    texts.append(row["text"])
+                    labels.append(row["label"])
+                except (json.JSONDecodeError, KeyError, TypeError) as err:
+                    expected = "expected a JSON object with 'text' and 'label'"
+                    raise ValueError(f"{path}:{number}: {expected} ({err})") from None
+    except UnicodeDecodeError as err:  # the messages below name the file; Python's do not
+        message = f"not UTF-8 text after line {number} ({err.reason})"
+        raise ValueError(f"{path}: {message}") from None
+    except gzip.BadGzipFile as err:
+        raise ValueError(f"{path}: named .gz but not gzip-compressed ({err})") from None
+    except (EOFError, zlib.error) as err:
+        message = f"truncated or damaged gzip file ({err}); copy it again"
+        raise ValueError(f"{path}: {message}") from None
     return ReviewSplit(texts, labels, str(path))
 
 
@@ -106,7 +115,11 @@ def read_parquet(path: Path) -> ReviewSplit:
         import pyarrow.parquet as pq
     except ImportError as err:
         raise RuntimeError(f"reading {path} needs pyarrow: pip install 'scratchformer[data]'") from err
-    table = pq.read_table(path)
+    try:
+        table = pq.read_table(path)
+    except Exception as err:  # pyarrow's errors rarely name the file
+        message = f"not a readable parquet file ({type(err).__name__}: {err})"
+        raise ValueError(f"{path}: {message}") from None
     missing = {"text", "label"} - set(table.column_names)
     if missing:
         raise ValueError(f"{path}: missing column(s) {sorted(missing)}; it has {table.column_names}")
@@ -123,7 +136,12 @@ def read_aclimdb(folder: Path) -> ReviewSplit:
         files = sorted((folder / name).glob("*.txt"))
         if not files:
             raise ValueError(f"{folder / name} holds no .txt reviews")
-        texts += [file.read_text(encoding="utf-8") for file in files]
+        for file in files:
+            try:
+                texts.append(file.read_text(encoding="utf-8"))
+            except UnicodeDecodeError as err:
+                message = f"not UTF-8 text ({err.reason} at byte {err.start})"
+                raise ValueError(f"{file}: {message}") from None
         labels += [label] * len(files)
     return ReviewSplit(texts, labels, str(folder))
 
@@ -140,14 +158,19 @@ def find_split_file(folder: Path, split: str) -> Path | None:
     return found[0] if found else None
 
 
-def load_imdb(source: str | os.PathLike | None = None) -> dict[str, ReviewSplit]:
-    """IMDB's train and test splits, from a local folder or the HuggingFace hub.
+def load_imdb(
+    source: str | os.PathLike | None = None, splits: Sequence[str] = SPLITS
+) -> dict[str, ReviewSplit]:
+    """IMDB's train and test splits (or those in `splits`), from a folder or the hub.
 
     `source` is a folder (see `HOW_TO_POINT_AT_FILES`); `None` means the environment variable
-    `IMDB_DIR`, and without it `datasets.load_dataset("imdb")`.
+    `IMDB_DIR`, and without it `datasets.load_dataset("imdb")`. A split not asked for is
+    not read, and its file need not exist.
 
     Taught in chapter 10, "Loading".
     """
+    if not splits or not set(splits) <= set(SPLITS):
+        raise ValueError(f"splits must name some of {SPLITS}, got {splits!r}")
     if source is None:
         source = os.environ.get("IMDB_DIR") or None
     if source is None:
@@ -159,20 +182,25 @@ def load_imdb(source: str | os.PathLike | None = None) -> dict[str, ReviewSplit]
             raise RuntimeError(
                 f"could not load IMDB from the HuggingFace hub ({type(err).__name__}: {err}); {HOW_TO_POINT_AT_FILES}"
             ) from err
-        return {s: ReviewSplit(list(dataset[s]["text"]), list(dataset[s]["label"]), f"hub:imdb/{s}") for s in SPLITS}
+        found = {}
+        for s in splits:
+            texts, labels = list(dataset[s]["text"]), list(dataset[s]["label"])
+            found[s] = ReviewSplit(texts, labels, f"hub:imdb/{s}")
+        return found
     folder = Path(source).expanduser()
     if not folder.is_dir():
         raise FileNotFoundError(f"IMDB source {folder} is not a folder; {HOW_TO_POINT_AT_FILES}")
     official = folder / "aclImdb" if (folder / "aclImdb").is_dir() else folder
     if (official / "train" / "pos").is_dir():
-        return {split: read_aclimdb(official / split) for split in SPLITS}
-    splits = {}
-    for split in SPLITS:
+        return {split: read_aclimdb(official / split) for split in splits}
+    found = {}
+    for split in splits:
         path = find_split_file(folder, split)
         if path is None:
             raise FileNotFoundError(f"{folder} has no {split} split; {HOW_TO_POINT_AT_FILES}")
-        splits[split] = read_parquet(path) if path.suffix == ".parquet" else read_jsonl(path)
-    return splits
+        reader = read_parquet if path.suffix == ".parquet" else read_jsonl
+        found[split] = reader(path)
+    return found
 
 
 REQUIRE_IMDB = "SCRATCHFORMER_REQUIRE_IMDB"
@@ -216,6 +244,9 @@ VOCAB_SIZE = GPT2_VOCAB_SIZE + 3
 # book/10_bert_imdb.md: Fixed-length inputs
 TRUNCATIONS = ("head", "head+tail")
 LINE_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
+# tiktoken's regex engine gives up on a whitespace run of about a million characters,
+# with a Rust panic that ends the process; such texts go through chapter 1's tokenizer.
+LONG_WHITESPACE = re.compile(r"\s{100000}")
 
 
 @functools.cache
@@ -233,6 +264,29 @@ def clean_review(text: str) -> str:
     Taught in chapter 10, "Fixed-length inputs".
     """
     return LINE_BREAK.sub(" ", text)
+
+
+@functools.cache
+def careful_encoding() -> BPETokenizer:
+    """Chapter 1's pure-Python GPT-2 tokenizer, for the rare text tiktoken cannot take.
+
+    Taught in chapter 10, "Fixed-length inputs".
+    """
+    return BPETokenizer.from_gpt2()
+
+
+def review_token_lists(texts: Sequence[str]) -> list[list[int]]:
+    """Each text cleaned and tokenized with GPT-2's BPE (special-token strings as text).
+
+    Taught in chapter 10, "Fixed-length inputs".
+    """
+    cleaned = [clean_review(text) for text in texts]
+    long = {i for i, text in enumerate(cleaned) if LONG_WHITESPACE.search(text)}
+    batch = ["" if i in long else text for i, text in enumerate(cleaned)]
+    token_lists = review_encoding().encode_ordinary_batch(batch)
+    for i in long:
+        token_lists[i] = careful_encoding().encode_ordinary(cleaned[i])
+    return token_lists
 
 
 def frame_tokens(token_ids: Sequence[int], max_len: int = 256, truncation: str = "head+tail") -> list[int]:
@@ -264,7 +318,7 @@ def encode_review(text: str, max_len: int = 256, truncation: str = "head+tail") 
 
     Taught in chapter 10, "Fixed-length inputs".
     """
-    return frame_tokens(review_encoding().encode_ordinary(clean_review(text)), max_len, truncation)
+    return frame_tokens(review_token_lists([text])[0], max_len, truncation)
 
 
 # book/10_bert_imdb.md: Fixed-length inputs
@@ -297,28 +351,6 @@ def default_cache_dir() -> Path:
     return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "scratchformer")
 
 
-def write_atomically(path: Path, write: Callable[[BinaryIO], None]) -> None:
-    """Write a file under a temporary name in its folder, then rename it into place.
-
-    Readers see the old file or the complete new one, never half of one; on any error the
-    temporary file is removed.
-
-    Taught in chapter 10, "Tokenizing once".
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            write(handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp makes files readable by their owner only
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
 def review_tokens(split: ReviewSplit, cache_dir: str | os.PathLike | None = None) -> list[np.ndarray]:
     """Every review's GPT-2 ids (cleaned, no special tokens, not cut), from the cache or computed.
 
@@ -331,15 +363,15 @@ def review_tokens(split: ReviewSplit, cache_dir: str | os.PathLike | None = None
             with np.load(path, allow_pickle=False) as stored:
                 flat, offsets = stored["flat"], stored["offsets"]
             if len(offsets) == len(split) + 1 and offsets[-1] == len(flat):
-                return np.split(flat, offsets[1:-1])
+                return [flat[a:b] for a, b in zip(offsets[:-1], offsets[1:])]
         except (OSError, ValueError, KeyError, zipfile.BadZipFile):
             pass  # a damaged cache file is simply rebuilt
-    token_lists = review_encoding().encode_ordinary_batch([clean_review(t) for t in split.texts])
+    token_lists = review_token_lists(split.texts)
     lengths = np.array([len(tokens) for tokens in token_lists], dtype=np.int64)
     flat = np.fromiter((i for tokens in token_lists for i in tokens), dtype=np.uint16, count=int(lengths.sum()))
     offsets = np.concatenate([[0], np.cumsum(lengths)])
     write_atomically(path, lambda handle: np.savez(handle, flat=flat, offsets=offsets))
-    return np.split(flat, offsets[1:-1])
+    return [flat[a:b] for a, b in zip(offsets[:-1], offsets[1:])]
 
 
 def encode_reviews(
@@ -350,5 +382,6 @@ def encode_reviews(
     Taught in chapter 10, "Tokenizing once".
     """
     tokens = review_tokens(split, cache_dir)
-    ids = torch.tensor([frame_tokens(t.tolist(), max_len, truncation) for t in tokens], dtype=torch.long)
+    rows = [frame_tokens(t.tolist(), max_len, truncation) for t in tokens]
+    ids = torch.tensor(rows, dtype=torch.long).reshape(len(rows), max_len)  # (N, max_len)
     return ids, torch.tensor(split.labels, dtype=torch.long)
