@@ -31,7 +31,7 @@ import torch.nn.functional as F
 def check_labelled(texts: Sequence[str], labels: Sequence[int]) -> None:
     """Refuse what no baseline can learn from: no texts, unequal lengths, labels not 0/1.
 
-    Taught in chapter 10, "Honest baselines".
+    Taught in chapter 10, "The majority class".
     """
     if len(texts) == 0:
         raise ValueError("no texts: a baseline needs at least one labelled review")
@@ -48,7 +48,7 @@ def check_labelled(texts: Sequence[str], labels: Sequence[int]) -> None:
 class MajorityClass:
     """A classifier that answers every review with the training set's most common label.
 
-    Taught in chapter 10, "Honest baselines".
+    Taught in chapter 10, "The majority class".
     """
 
     label: int  # 0 (negative) or 1 (positive); a tie goes to 0
@@ -62,7 +62,7 @@ class MajorityClass:
 def fit_majority(texts: Sequence[str], labels: Sequence[int]) -> MajorityClass:
     """The majority-class baseline: it counts the labels and never reads the texts.
 
-    Taught in chapter 10, "Honest baselines".
+    Taught in chapter 10, "The majority class".
     """
     check_labelled(texts, labels)
     positive = sum(labels)
@@ -73,7 +73,7 @@ def fit_majority(texts: Sequence[str], labels: Sequence[int]) -> MajorityClass:
 def accuracy(predictions: Tensor, labels: Sequence[int]) -> float:
     """The share of `predictions` (N,) equal to `labels` (N,).
 
-    Taught in chapter 10, "Honest baselines".
+    Taught in chapter 10, "The majority class".
     """
     truth = torch.as_tensor(labels, device=predictions.device)
     return (predictions == truth).float().mean().item()
@@ -86,7 +86,7 @@ WORD = re.compile(r"[\w']+|[!?]")
 def review_words(text: str) -> list[str]:
     """The review lower-cased, `<br />` removed, cut into words and `!`/`?` marks.
 
-    Taught in chapter 10, "Honest baselines".
+    Taught in chapter 10, "A bag of words".
     """
     return WORD.findall(clean_review(text).lower())
 
@@ -94,7 +94,7 @@ def review_words(text: str) -> list[str]:
 def word_ngrams(words: Sequence[str], n: int = 1) -> list[str]:
     """The words, then every run of 2 to n adjacent words joined by a space ("not good").
 
-    Taught in chapter 10, "Honest baselines".
+    Taught in chapter 10, "A bag of words".
     """
     grams = list(words)
     for size in range(2, n + 1):
@@ -105,7 +105,7 @@ def word_ngrams(words: Sequence[str], n: int = 1) -> list[str]:
 def build_vocabulary(docs: Sequence[Sequence[str]], min_count: int = 1) -> dict[str, int]:
     """A column per term found in at least `min_count` documents, in order of first use.
 
-    Taught in chapter 10, "Honest baselines".
+    Taught in chapter 10, "A bag of words".
     """
     documents_with = Counter(term for doc in docs for term in dict.fromkeys(doc))
     kept = [term for term, count in documents_with.items() if count >= min_count]
@@ -117,7 +117,7 @@ def to_csr(matrix: Tensor) -> Tensor:
 
     torch warns once per process that this layout is in beta; that is silenced here.
 
-    Taught in chapter 10, "Honest baselines".
+    Taught in chapter 10, "A bag of words".
     """
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta")
@@ -134,7 +134,7 @@ def count_features(
 
     With `binary`, 1 where it occurs at all. Terms outside the vocabulary are dropped.
 
-    Taught in chapter 10, "Honest baselines".
+    Taught in chapter 10, "A bag of words".
     """
     columns = []
     for doc in docs:
@@ -155,7 +155,7 @@ def count_features(
 def squared_hinge(scores: Tensor, targets: Tensor) -> Tensor:
     """Mean of max(0, 1 - y s)^2, y = -1/+1: the loss of LIBLINEAR's default linear SVM.
 
-    Taught in chapter 10, "Honest baselines".
+    Taught in chapter 10, "A bag of words".
     """
     signs = 2 * targets - 1  # 0/1 -> -1/+1
     return F.relu(1 - signs * scores).square().mean()
@@ -167,7 +167,7 @@ LOSSES = {"logistic": F.binary_cross_entropy_with_logits, "squared_hinge": squar
 def transpose_csr(matrix: Tensor) -> Tensor:
     """The transpose of a CSR matrix, (N, V) -> (V, N), itself in CSR layout.
 
-    Taught in chapter 10, "Honest baselines".
+    Taught in chapter 10, "A bag of words".
     """
     return to_csr(matrix.t())
 
@@ -185,7 +185,7 @@ def train_linear(
     `features` X is (N, V) sparse CSR, all N rows used at every step. It stops when no
     gradient entry exceeds `tolerance`, or after `max_iter` iterations.
 
-    Taught in chapter 10, "Honest baselines".
+    Taught in chapter 10, "A bag of words".
     """
     if loss not in LOSSES:
         raise ValueError(f"loss must be one of {sorted(LOSSES)}, not {loss!r}")
@@ -215,7 +215,7 @@ def train_linear(
 class LinearTextClassifier:
     """A linear model on a review's n-gram features: positive when w . x + b > 0.
 
-    Taught in chapter 10, "Honest baselines".
+    Taught in chapter 10, "A bag of words".
     """
 
     vocabulary: dict[str, int]  # term -> column
@@ -245,7 +245,7 @@ def fit_bag_of_words(
 ) -> LinearTextClassifier:
     """Logistic regression on word features (0/1, or counts when not `binary`).
 
-    Taught in chapter 10, "Honest baselines".
+    Taught in chapter 10, "A bag of words".
     """
     check_labelled(texts, labels)
     docs = [review_words(text) for text in texts]
@@ -263,7 +263,7 @@ def log_count_ratio(
 
     p = alpha + the sum of the positive documents' rows, q the same for the negative ones.
 
-    Taught in chapter 10, "Honest baselines".
+    Taught in chapter 10, "NBSVM: naive Bayes features, an SVM on top".
     """
     targets = torch.as_tensor(labels, dtype=torch.float, device=features.device)  # (N,)
     per_term = transpose_csr(features)  # (V, N)
@@ -275,7 +275,7 @@ def log_count_ratio(
 def scale_columns(features: Tensor, scale: Tensor) -> Tensor:
     """The (N, V) sparse CSR `features` with column j multiplied by `scale[j]`.
 
-    Taught in chapter 10, "Honest baselines".
+    Taught in chapter 10, "NBSVM: naive Bayes features, an SVM on top".
     """
     columns = features.col_indices()
     return torch.sparse_csr_tensor(features.crow_indices(), columns,
@@ -286,7 +286,7 @@ def scale_columns(features: Tensor, scale: Tensor) -> Tensor:
 def interpolate(weight: Tensor, beta: float) -> Tensor:
     """NBSVM's w' = (1 - beta) * mean(|w|) + beta * w: 0 is naive Bayes, 1 the SVM.
 
-    Taught in chapter 10, "Honest baselines".
+    Taught in chapter 10, "NBSVM: naive Bayes features, an SVM on top".
     """
     return (1 - beta) * weight.abs().mean() + beta * weight
 
@@ -305,7 +305,7 @@ def fit_nbsvm(
 ) -> LinearTextClassifier:
     """NBSVM (Wang and Manning, 2012): an SVM on binarized n-grams scaled by r.
 
-    Taught in chapter 10, "Honest baselines".
+    Taught in chapter 10, "NBSVM: naive Bayes features, an SVM on top".
     """
     check_labelled(texts, labels)
     docs = [word_ngrams(review_words(text), ngrams) for text in texts]
