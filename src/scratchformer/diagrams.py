@@ -132,8 +132,13 @@ def _draw_grid(ax, grid: Grid, x: float, y_mid: float, cell: float) -> None:
             family="monospace")
 
 
-def _op_width(op: str) -> float:
-    return 0.34 if len(op) <= 2 else 0.085 * len(op) + 0.2
+def _op_width(op: str, fontsize: float = 11) -> float:
+    """The width in inches of an operation's text (mathtext included), with a margin."""
+    from matplotlib.textpath import TextPath
+
+    width = max(TextPath((0, 0), line or " ", size=fontsize).get_extents().width
+                for line in op.split("\n"))
+    return max(0.34, width / 72 + 0.24)
 
 
 def shape_diagram(rows: list[list[Grid | str]], cell: float = 0.22, row_gap: float = 0.3) -> object:
