@@ -15,7 +15,7 @@ Both return an `IPython.display.SVG`, which a notebook displays as a sharp vecto
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 # (key, title, example, chapters) for each step of the pipeline, in order.
 STEPS = [
@@ -86,8 +86,8 @@ class Grid:
     """A matrix to draw: `rows` x `cols` cells, `pages` deep (a stack of matrices, e.g. heads).
 
     `label` goes above it and `shape` (default "(rows, cols)") below. `col_colors` colours
-    the cells column by column (one colour per column), `page_colors` page by page; otherwise
-    every cell gets `color`.
+    the cells column by column (one colour per column), `row_colors` row by row,
+    `page_colors` page by page; otherwise every cell gets `color`.
     """
 
     label: str
@@ -97,8 +97,8 @@ class Grid:
     pages: int = 1
     color: str = "#cfe0f3"
     col_colors: list[str] | None = None
+    row_colors: list[str] | None = None
     page_colors: list[str] | None = None
-    extra: dict = field(default_factory=dict)
 
     def size(self, cell: float) -> tuple[float, float]:
         offset = 0.45 * cell * (self.pages - 1)
@@ -117,6 +117,8 @@ def _draw_grid(ax, grid: Grid, x: float, y_mid: float, cell: float) -> None:
             for c in range(grid.cols):
                 if grid.col_colors:
                     color = grid.col_colors[c]
+                elif grid.row_colors:
+                    color = grid.row_colors[r]
                 elif grid.page_colors:
                     color = grid.page_colors[page]
                 else:
@@ -132,13 +134,26 @@ def _draw_grid(ax, grid: Grid, x: float, y_mid: float, cell: float) -> None:
             family="monospace")
 
 
-def _op_width(op: str, fontsize: float = 11) -> float:
-    """The width in inches of an operation's text (mathtext included), with a margin."""
+def _text_width(text: str, fontsize: float, **font) -> float:
+    """The width in inches of `text` (mathtext included; the widest line of several)."""
+    from matplotlib.font_manager import FontProperties
     from matplotlib.textpath import TextPath
 
-    width = max(TextPath((0, 0), line or " ", size=fontsize).get_extents().width
-                for line in op.split("\n"))
-    return max(0.34, width / 72 + 0.24)
+    prop = FontProperties(**font)
+    widths = [TextPath((0, 0), line or " ", size=fontsize, prop=prop).get_extents().width
+              for line in text.split("\n")]
+    return max(widths) / 72
+
+
+def _op_width(op: str) -> float:
+    return max(0.34, _text_width(op, 11) + 0.24)
+
+
+def _slot_width(grid: Grid, cell: float) -> float:
+    """The width a matrix takes in its row: its cells, or its label or shape if wider."""
+    shape = grid.shape if grid.shape is not None else f"({grid.rows}, {grid.cols})"
+    return max(grid.size(cell)[0], _text_width(grid.label, 11, weight="bold"),
+               _text_width(shape, 9.5, family="monospace")) + 0.3
 
 
 def shape_diagram(rows: list[list[Grid | str]], cell: float = 0.22, row_gap: float = 0.3) -> object:
@@ -147,13 +162,12 @@ def shape_diagram(rows: list[list[Grid | str]], cell: float = 0.22, row_gap: flo
     Returns an SVG."""
     from matplotlib.figure import Figure
 
-    pad = 0.3  # between a matrix and its neighbours
     widths, heights = [], []
     for row in rows:
-        grids = [item.size(cell) for item in row if isinstance(item, Grid)]
-        widths.append(sum(w + pad for w, _ in grids)
-                      + sum(_op_width(op) for op in row if isinstance(op, str)))
-        heights.append(max((h for _, h in grids), default=0.0) + 0.62)  # label and shape text
+        widths.append(sum(_slot_width(item, cell) if isinstance(item, Grid) else _op_width(item)
+                          for item in row))
+        grids = [item.size(cell)[1] for item in row if isinstance(item, Grid)]
+        heights.append(max(grids, default=0.0) + 0.62)  # room for the label and the shape
     total_w = max(widths)
     total_h = sum(heights) + row_gap * (len(rows) - 1)
     fig = Figure(figsize=(total_w, total_h))
@@ -167,9 +181,9 @@ def shape_diagram(rows: list[list[Grid | str]], cell: float = 0.22, row_gap: flo
         x = 0.0
         for item in row:
             if isinstance(item, Grid):
-                gw, _ = item.size(cell)
-                _draw_grid(ax, item, x + pad / 2, y_mid, cell)
-                x += gw + pad
+                slot = _slot_width(item, cell)
+                _draw_grid(ax, item, x + (slot - item.size(cell)[0]) / 2, y_mid, cell)
+                x += slot
             else:
                 ax.text(x + _op_width(item) / 2, y_mid, item, ha="center", va="center",
                         fontsize=11)
