@@ -261,6 +261,137 @@ def test_sphinx_linkcheck_finds_no_broken_link(html_dir: Path) -> None:
     assert not bad, bad
 
 
+class Element:
+    """One element of a parsed page: its tag, attributes, children and the text directly in it."""
+
+    def __init__(self, tag: str, attrs: dict[str, str], parent: "Element | None") -> None:
+        self.tag, self.attrs, self.parent = tag, attrs, parent
+        self.children: list[Element] = []
+        self.text: list[str] = []
+
+    @property
+    def classes(self) -> set[str]:
+        return set(self.attrs.get("class", "").split())
+
+    def walk(self):
+        yield self
+        for child in self.children:
+            yield from child.walk()
+
+    def ancestors(self):
+        node = self.parent
+        while node is not None:
+            yield node
+            node = node.parent
+
+    def all_text(self) -> str:
+        parts: list[str] = []
+
+        def collect(node: Element) -> None:
+            parts.extend(node.text)
+            for child in node.children:
+                collect(child)
+        collect(self)
+        return html.unescape("".join(parts))
+
+
+class TreeParser(HTMLParser):
+    """A page as a tree of `Element`s (enough of the DOM for the checks below)."""
+
+    VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.root = Element("document", {}, None)
+        self.current = self.root
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        element = Element(tag, {k: v or "" for k, v in attrs}, self.current)
+        self.current.children.append(element)
+        if tag not in self.VOID:
+            self.current = element
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.current.children.append(Element(tag, {k: v or "" for k, v in attrs}, self.current))
+
+    def handle_endtag(self, tag: str) -> None:
+        node = self.current
+        while node is not None and node.tag != tag:
+            node = node.parent
+        if node is not None and node.parent is not None:
+            self.current = node.parent
+
+    def handle_data(self, data: str) -> None:
+        self.current.text.append(data)
+
+
+def page_tree(page: Path) -> Element:
+    parser = TreeParser()
+    parser.feed(page.read_text(encoding="utf-8"))
+    return parser.root
+
+
+def teaching_chapters() -> list[str]:
+    """The pages of chapters 1-9, which teach the Transformer's parts (maps, summaries, exercises)."""
+    return [page for page in chapter_pages() if int(Path(page).name[:2]) <= 9]
+
+
+def section(tree: Element, anchor: str) -> Element | None:
+    return next((e for e in tree.walk() if e.tag == "section" and e.attrs.get("id") == anchor), None)
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("page", teaching_chapters())
+def test_chapters_open_with_the_map_and_close_with_a_summary_and_exercises(html_dir: Path, page: str) -> None:
+    tree = page_tree(html_dir / page)
+    maps = [e for e in tree.walk() if e.tag == "img" and "pipeline-map" in e.classes]
+    assert len(maps) == 1, f"{page}: {len(maps)} maps (img.pipeline-map), expected one"
+    assert maps[0].attrs.get("alt", "").startswith("Map of the book"), f"{page}: the map has no alt text"
+    headings = [e for e in tree.walk() if e.tag in ("h2", "img") and (e.tag == "h2" or e is maps[0])]
+    assert headings[0] is maps[0], f"{page}: the map must come before the first section"
+    summary = section(tree, "summary")
+    assert summary is not None, f"{page} has no 'Summary' section"
+    bullets = [e for e in summary.walk() if e.tag == "li"]
+    assert 4 <= len(bullets) <= 6, f"{page}: the summary has {len(bullets)} points, expected 4 to 6"
+    exercises = section(tree, "exercises")
+    assert exercises is not None, f"{page} has no 'Exercises' section"
+    solutions = [e for e in exercises.walk() if e.tag == "div" and "tag_solution" in e.classes]
+    assert len(solutions) >= 4, f"{page}: {len(solutions)} exercises with solutions, expected at least 4"
+    for solution in solutions:
+        assert "tag_hide-cell" in solution.classes, f"{page}: a solution is not folded"
+        assert any(e.tag == "details" for e in solution.walk()), f"{page}: a solution is not folded"
+    stated = len(re.findall(r"Exercise \d+", exercises.all_text()))
+    assert stated == len(solutions), f"{page}: {stated} exercises but {len(solutions)} solutions"
+    text = tree.all_text()
+    assert text.index("Summary") < text.index("Exercises") < text.index("What this chapter added to the package")
+
+
+PLOTTING = re.compile(r"\b(plt|ax|axes|fig)\.[a-z_]+\(")
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("page", teaching_chapters())
+def test_no_plotting_code_is_shown(html_dir: Path, page: str) -> None:
+    """Plotting code sits in folded cells: no visible code cell draws."""
+    tree = page_tree(html_dir / page)
+    shown = [
+        e.all_text() for e in tree.walk()
+        if e.tag == "div" and "cell_input" in e.classes and not any(a.tag == "details" for a in e.ancestors())
+    ]
+    assert shown, f"{page} shows no code at all?"
+    drawing = [code.strip().splitlines()[0] for code in shown if PLOTTING.search(code)]
+    assert not drawing, f"{page} shows plotting code in cells starting: {drawing}"
+
+
+@pytest.mark.book
+def test_exported_cells_are_marked_with_their_module(html_dir: Path) -> None:
+    for module in export.collect(ROOT).values():
+        for chapter in sorted({block.chapter for block in module.blocks}):
+            tree = page_tree(html_dir / Path(chapter).with_suffix(".html"))
+            badges = [e.all_text() for e in tree.walk() if e.tag == "div" and "export-badge" in e.classes]
+            assert f"exported to {module.name}" in badges, f"{chapter}: no cell marked 'exported to {module.name}'"
+
+
 # The chapters that read IMDB; each opens with scratchformer.imdb.STAND_IN_NOTICE when it could not.
 DATA_PAGES = ["book/01_tokenization.html", "book/02_embeddings.html", "book/10_bert_imdb.html"]
 STAND_IN_WARNING = "This page was computed on a generated stand-in"

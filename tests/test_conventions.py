@@ -9,11 +9,19 @@ fails here with a message that says what to add.
 - a chapter closes with "What this chapter added to the package", whose list of names is
   generated (the directive `package-additions`), never typed;
 - a chapter that glues numbers into its prose has them checked in the built HTML
-  (`EXPECTED_IN_HTML` in tests/test_book.py).
+  (`EXPECTED_IN_HTML` in tests/test_book.py);
+- code on the page fits 90 columns: every line of every code cell, options included;
+- a chapter runs its own definitions: it never imports from the package a name that one of its
+  own exported cells defines (a reader's edit to that cell would be silently ignored).
+
+Chapters written before the last two conventions may be listed in `WIDER_THAN_90_COLUMNS` and
+`IMPORTING_THEIR_OWN_DEFINITIONS` until they are fixed; the test fails once a listed chapter
+keeps the convention, so that the lists only shrink.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 import sys
 from pathlib import Path
@@ -29,6 +37,11 @@ import export  # noqa: E402
 import reference  # noqa: E402
 
 ADDED_HEADING = "What this chapter added to the package"
+CODE_WIDTH = 90
+CODE_CELL = re.compile(r"^(`{3,}|~{3,})\{code-cell\}")
+# Chapters that do not keep a convention yet. Empty these sets as the chapters are fixed.
+WIDER_THAN_90_COLUMNS = {"book/10_bert_imdb.md"}
+IMPORTING_THEIR_OWN_DEFINITIONS = {"book/10_bert_imdb.md"}
 ADDED_SECTION = f"## {ADDED_HEADING}\n\n```{{{reference.ADDITIONS_DIRECTIVE}}}\n```\n"
 GLUE_ROLE = re.compile(r"\{glue(:[a-z]+)?\}`")
 
@@ -114,6 +127,78 @@ def glued_numbers_checked(root: Path, expected: dict[str, list[str]]) -> list[st
     return problems
 
 
+def code_cells(text: str) -> list[tuple[int, list[str]]]:
+    """(line of the opening fence, lines up to the closing fence) of each code cell."""
+    cells, lines, i = [], text.splitlines(), 0
+    while i < len(lines):
+        match = CODE_CELL.match(lines[i])
+        if not match:
+            i += 1
+            continue
+        end = next((j for j in range(i + 1, len(lines)) if lines[j].rstrip() == match.group(1)), len(lines))
+        cells.append((i + 1, lines[i + 1:end]))
+        i = end + 1
+    return cells
+
+
+def long_code_lines(root: Path, chapter: str) -> list[str]:
+    """`chapter:line (width)` for each line of a code cell wider than CODE_WIDTH."""
+    return [
+        f"{chapter}:{fence + offset} ({len(line)} columns)"
+        for fence, body in code_cells((root / chapter).read_text(encoding="utf-8"))
+        for offset, line in enumerate(body, start=1) if len(line) > CODE_WIDTH
+    ]
+
+
+def code_width(root: Path, exceptions: set[str] = WIDER_THAN_90_COLUMNS) -> list[str]:
+    problems = []
+    for chapter in export.toc_chapters(root):
+        long_lines = long_code_lines(root, chapter)
+        if long_lines and chapter not in exceptions:
+            problems.append(f"{chapter}: code lines wider than {CODE_WIDTH} columns (the page shows "
+                            f"{CODE_WIDTH}): " + ", ".join(long_lines))
+        elif chapter in exceptions and not long_lines:
+            problems.append(f"{chapter} keeps its code within {CODE_WIDTH} columns now: remove it from "
+                            "WIDER_THAN_90_COLUMNS in tests/test_conventions.py")
+    return problems
+
+
+def imported_names(source: str) -> list[tuple[str, str]]:
+    """(module, name) of each `from scratchformer... import name` at the top level of a cell."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:  # magics; such a cell imports nothing we check
+        return []
+    return [(node.module, alias.name) for node in tree.body
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(export.PACKAGE)
+            for alias in node.names]
+
+
+def own_definitions(root: Path, exceptions: set[str] = IMPORTING_THEIR_OWN_DEFINITIONS) -> list[str]:
+    import jupytext
+
+    defined: dict[str, set[tuple[str, str]]] = {}
+    for module in export.collect(root).values():
+        for block in module.blocks:
+            defined.setdefault(block.chapter, set()).update((module.name, name) for name in block.names)
+    problems = []
+    for chapter in export.toc_chapters(root):
+        notebook = jupytext.reads((root / chapter).read_text(encoding="utf-8"), fmt="md:myst")
+        reimported = sorted({
+            f"{module}.{name}" for cell in notebook.cells if cell.cell_type == "code"
+            if not any(t == "export" or t.startswith("export:") for t in cell.metadata.get("tags", []))
+            for module, name in imported_names(cell.source) if (module, name) in defined.get(chapter, set())
+        })
+        if reimported and chapter not in exceptions:
+            problems.append(f"{chapter} imports from the package what its own cells define, so a reader's "
+                            f"edit to those cells would be ignored: {', '.join(reimported)}; use the "
+                            "chapter's definitions (tests compare them with the package)")
+        elif chapter in exceptions and not reimported:
+            problems.append(f"{chapter} runs its own definitions now: remove it from "
+                            "IMPORTING_THEIR_OWN_DEFINITIONS in tests/test_conventions.py")
+    return problems
+
+
 def all_problems(root: Path, expected: dict[str, list[str]]) -> dict[str, list[str]]:
     return {
         "module docstrings": module_docstrings(root),
@@ -122,10 +207,13 @@ def all_problems(root: Path, expected: dict[str, list[str]]) -> dict[str, list[s
         "closing sections": closing_sections(root),
         "taught in": taught_in(root),
         "glued numbers": glued_numbers_checked(root, expected),
+        "code width": code_width(root),
+        "own definitions": own_definitions(root),
     }
 
 
-CONVENTIONS = ["module docstrings", "file numbers", "introduction", "closing sections", "taught in", "glued numbers"]
+CONVENTIONS = ["module docstrings", "file numbers", "introduction", "closing sections", "taught in", "glued numbers",
+               "code width", "own definitions"]
 
 
 @pytest.fixture(scope="module")
@@ -199,3 +287,57 @@ def test_a_new_chapter_that_forgets_the_conventions_is_told_what_to_add(tmp_path
         '    Taught in chapter 11, "GPT".'
     ]
     assert problems["glued numbers"] and '"book/12_gpt.html": [' in problems["glued numbers"][0]
+
+
+WIDE_AND_SELF_IMPORTING = '''---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+export: scratchformer.gpt
+---
+
+# GPT
+
+```{code-cell} ipython3
+:tags: [export]
+
+def generate(prompt):
+    """Continue `prompt`."""
+    return prompt
+```
+
+```{code-cell} ipython3
+from scratchformer.gpt import generate
+
+print(generate("a prompt that makes this line of code much wider than the ninety columns of a page"))
+```
+'''
+
+
+def test_wide_code_and_reimported_definitions_are_named(tmp_path: Path) -> None:
+    root = copy_repo(tmp_path)
+    (root / "book" / "11_gpt.md").write_text(WIDE_AND_SELF_IMPORTING, encoding="utf-8")
+    toc = root / "_toc.yml"
+    toc.write_text(toc.read_text().replace(
+        "      - file: book/10_bert_imdb\n", "      - file: book/10_bert_imdb\n      - file: book/11_gpt\n"))
+    width = code_width(root)
+    assert any(p.startswith("book/11_gpt.md: code lines wider than 90") and "book/11_gpt.md:26 (" in p
+               for p in width), width
+    own = own_definitions(root)
+    assert any(p.startswith("book/11_gpt.md imports from the package") and "scratchformer.gpt.generate" in p
+               for p in own), own
+
+
+def test_a_fixed_chapter_must_leave_the_list_of_exceptions(tmp_path: Path) -> None:
+    root = copy_repo(tmp_path)
+    fixed = "book/02_embeddings.md"
+    assert not long_code_lines(root, fixed)
+    assert [p for p in code_width(root, exceptions={fixed}) if p.startswith(fixed)] == [
+        f"{fixed} keeps its code within 90 columns now: remove it from WIDER_THAN_90_COLUMNS in "
+        "tests/test_conventions.py"
+    ]

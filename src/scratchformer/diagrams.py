@@ -100,8 +100,12 @@ class Grid:
     row_colors: list[str] | None = None
     page_colors: list[str] | None = None
 
+    def page_step(self, cell: float) -> float:
+        """How far each page of a stack sits behind the one in front (a deep stack packs tighter)."""
+        return 0.45 * cell if self.pages <= 4 else 1.6 * cell / (self.pages - 1)
+
     def size(self, cell: float) -> tuple[float, float]:
-        offset = 0.45 * cell * (self.pages - 1)
+        offset = self.page_step(cell) * (self.pages - 1)
         return self.cols * cell + offset, self.rows * cell + offset
 
 
@@ -110,7 +114,7 @@ def _draw_grid(ax, grid: Grid, x: float, y_mid: float, cell: float) -> None:
 
     width, height = grid.size(cell)
     y0 = y_mid - height / 2
-    step = 0.45 * cell
+    step = grid.page_step(cell)
     for page in reversed(range(grid.pages)):  # the front page last, on top
         px, py = x + page * step, y0 + (grid.pages - 1 - page) * step
         for r in range(grid.rows):
