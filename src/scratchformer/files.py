@@ -6,13 +6,12 @@ and chapter 10 for token caches, checkpoints and results.
 `write_atomically` writes under a temporary name and renames into place, so a file is
 either the old one or the complete new one; temporary files left by killed processes are
 removed at the next write; new files get the permissions of the user's umask; and a full
-disk is reported as such. Chapter 10 adds a lock that keeps two training runs out of one
-folder.
+disk is reported as such.
 
-What this module deliberately does not handle: locks across machines that share a
-folder (a lock held on another host is trusted to be live), Windows' process checks, and
-durability of the folder entry itself after a power cut (the file is synced, its folder
-is not).
+What this module deliberately does not handle: temporary files left on another machine
+that shares the folder (their writer cannot be checked from here), Windows' process
+checks, and durability of the folder entry itself after a power cut (the file is synced,
+its folder is not).
 """
 
 import errno

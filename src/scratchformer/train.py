@@ -36,15 +36,19 @@ from scratchformer.imdb import TRUNCATIONS
 from collections.abc import Sequence
 from scratchformer.imdb import encode_review
 import argparse
+import contextlib
 import hashlib
 import json
 import platform
 import shlex
 import sys
-from dataclasses import replace
+from dataclasses import fields, replace
 import numpy as np
 import scratchformer
 from scratchformer.imdb import ReviewSplit, encode_reviews, load_imdb, review_tokens
+from typing import TextIO
+from scratchformer.files import process_is_running, remove_stale_temporaries, this_host
+from scratchformer.imdb import PAD_ID, VOCAB_SIZE
 
 
 # book/10_bert_imdb.md: Batches
@@ -223,6 +227,7 @@ def save_checkpoint(
     """
     if isinstance(model, DistributedDataParallel):
         model = model.module
+    check_finite_weights(model, path)
     payload = {
         "format": CHECKPOINT_FORMAT,
         "version": CHECKPOINT_VERSION,
@@ -255,6 +260,7 @@ def read_checkpoint(path: str | os.PathLike) -> dict:
         raise ValueError(f"{path} is a torch file but not a scratchformer classifier checkpoint (no '{CHECKPOINT_FORMAT}' marker)")
     if payload.get("version") != CHECKPOINT_VERSION:
         raise ValueError(f"{path} has checkpoint version {payload.get('version')!r}; this code reads version {CHECKPOINT_VERSION}")
+    check_checkpoint(payload, path)
     return payload
 
 
@@ -295,6 +301,15 @@ class TrainConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
+        counted = ("epochs", "batch_size", "val_size", "evals_per_epoch", "length_groups")
+        for name in (*counted, "seed"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise ValueError(f"{name} must be an integer, got {value!r}")
+        for name in ("lr", "weight_decay", "warmup", "grad_clip"):
+            value = getattr(self, name)  # NaN would pass every comparison below
+            if not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ValueError(f"{name} must be a finite number, got {value!r}")
         counts = (self.epochs, self.batch_size, self.val_size, self.evals_per_epoch)
         if min(counts) <= 0 or self.length_groups < 0:
             raise ValueError(
@@ -373,13 +388,18 @@ def train(
     total_steps = len(train_loader) * config.epochs
     warmup_steps = max(1, round(config.warmup * total_steps))
     eval_after = evaluation_steps(len(train_loader), config.evals_per_epoch)
+    data = data_description(train_loader, val_loader, total_steps)
     history: list[dict] = []
     best_accuracy, start_epoch, step, reviews_seen = -1.0, 0, 0, 0
+    if out_dir is not None and not resume and rank == 0 and run_files(Path(out_dir)):
+        found = ", ".join(run_files(Path(out_dir)))
+        raise ValueError(f"{out_dir} already holds a run ({found}): resume or clear it")
     if resume:
         if out_dir is None:
             raise ValueError("resume=True needs the out_dir of the run to continue")
         saved = read_checkpoint(Path(out_dir) / LAST_CHECKPOINT)
         state = saved["training"]
+        check_training_state(state, Path(out_dir) / LAST_CHECKPOINT, data, log)
         if saved["config"] != asdict(model.config) or state["train_config"] != asdict(config):
             raise ValueError(
                 f"cannot resume {out_dir}: it was trained with {saved['config']} and {state['train_config']}, "
@@ -411,7 +431,8 @@ def train(
             loss = F.cross_entropy(logits.float(), labels)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
-            nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
+            grad_norm = nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
+            check_step(loss, grad_norm, step, config)  # stop before a non-finite update
             optimizer.step()
             step += 1
             with torch.no_grad():
@@ -425,6 +446,9 @@ def train(
                 dist.all_reduce(totals)
             seconds = time.perf_counter() - start
             val = evaluate(model, val_loader, config.precision)
+            if not math.isfinite(val["loss"]):
+                message = f"step {step}: the validation loss is {val['loss']}"
+                raise TrainingDiverged(f"{message}; {TRY}")
             network.train()
             reviews_seen += int(totals[2])
             record = {
@@ -465,6 +489,7 @@ def train(
                 "best_val_accuracy": best_accuracy,
                 "rng": torch.get_rng_state(),
                 "cuda_rng": torch.cuda.get_rng_state(device) if device.type == "cuda" else None,
+                "data": data,
             }
             save_checkpoint(Path(out_dir) / LAST_CHECKPOINT, model, model.config, config.truncation, state)
         if is_distributed():
@@ -479,8 +504,12 @@ def classify_texts(
 ) -> list[dict]:
     """For each text: the predicted label's name and the probability of each class.
 
+    A single str is one text (a list of one result), not a sequence of characters.
+
     Taught in chapter 10, "Classifying new text".
     """
+    if isinstance(texts, str):  # one text, not a sequence of one-character texts
+        texts = [texts]
     device = next(model.parameters()).device
     model.eval()
     names = LABEL_NAMES if model.num_classes == 2 else [str(i) for i in range(model.num_classes)]
@@ -535,10 +564,12 @@ def apply_overrides(model_config: BertConfig, train_config: TrainConfig, overrid
     Taught in chapter 10, "The command line".
     """
     changes: dict[str, dict] = {"model": {}, "train": {}}
+    model_fields = {field.name for field in fields(model_config)}
+    train_fields = {field.name for field in fields(train_config)}
     for item in overrides:
         key, sep, text = item.partition("=")
-        owner = "model" if hasattr(model_config, key) else "train" if hasattr(train_config, key) else None
-        if not sep or owner is None:
+        owner = "model" if key in model_fields else "train" if key in train_fields else ""
+        if not sep or not owner:
             raise ValueError(f"--set {item!r}: expected KEY=VALUE with KEY a field of BertConfig or TrainConfig")
         current = getattr(model_config if owner == "model" else train_config, key)
         try:
@@ -593,9 +624,17 @@ def resolve_device(name: str) -> torch.device:
     """
     if name == "auto":
         name = "cuda" if torch.cuda.is_available() else "cpu"
-    device = torch.device(name)
+    try:
+        device = torch.device(name)
+    except RuntimeError as err:
+        raise ValueError(f"--device {name!r}: {err}") from None
     if device.type == "cuda" and device.index is None:
         device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
+    if device.type == "cuda" and not device.index < torch.cuda.device_count():
+        count = torch.cuda.device_count()
+        found = f"{count} CUDA device(s)" if torch.version.cuda else "torch without CUDA"
+        advice = "use --device cpu or auto"
+        raise ValueError(f"--device {name}: no {device} here ({found}); {advice}")
     return device
 
 
@@ -606,6 +645,13 @@ def run_train_imdb(args: argparse.Namespace, argv: Sequence[str]) -> int:
     """
     started = time.perf_counter()
     load_at_start = os.getloadavg() if hasattr(os, "getloadavg") else None
+    # What can be checked before loading data is checked here: see "Failing safely".
+    model_config, train_config = apply_overrides(*preset(args.config), args.set)
+    if args.epochs is not None:
+        train_config = replace(train_config, epochs=args.epochs)
+    check_pipeline_config(model_config)
+    out = Path(args.out)
+    check_run_folder(out, args.resume, args.overwrite)
     if args.threads:
         torch.set_num_threads(args.threads)
     device = resolve_device(args.device)
@@ -616,11 +662,12 @@ def run_train_imdb(args: argparse.Namespace, argv: Sequence[str]) -> int:
         dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
     rank = dist.get_rank() if is_distributed() else 0
     say = print if rank == 0 else (lambda message: None)
+    held = contextlib.ExitStack()
     try:
-        model_config, train_config = apply_overrides(*preset(args.config), args.set)
-        if args.epochs:
-            train_config = replace(train_config, epochs=args.epochs)
-        data = load_imdb(args.data)
+        if rank == 0:
+            held.enter_context(FolderLock(out))  # one run per folder
+            check_run_folder(out, args.resume, args.overwrite)
+        data = load_imdb(args.data, ["train"] if args.no_test else ["train", "test"])
         if args.limit:
             picks = {s: torch.randperm(len(data[s]), generator=torch.Generator().manual_seed(1))[: args.limit].tolist()
                      for s in data}
@@ -634,7 +681,8 @@ def run_train_imdb(args: argparse.Namespace, argv: Sequence[str]) -> int:
         if rank == 0 and is_distributed():
             dist.barrier()
         prepared = time.perf_counter()
-        say(f"data: {len(data['train']):,} train / {len(data['test']):,} test reviews, ready in {prepared - started:.0f} s")
+        sizes = " / ".join(f"{len(data[s]):,} {s}" for s in data)
+        say(f"data: {sizes} reviews, ready in {prepared - started:.0f} s")
 
         ids, labels = encoded["train"]
         if not 0 < train_config.val_size < len(labels):
@@ -646,6 +694,9 @@ def run_train_imdb(args: argparse.Namespace, argv: Sequence[str]) -> int:
                                   seed=train_config.seed, length_groups=train_config.length_groups, **shard)
         eval_batch = 4 * train_config.batch_size
         val_loader = ReviewLoader(ids[val_index], labels[val_index], eval_batch, length_groups=1, **shard)
+        check_before_training(data, fit_loader)
+        if args.overwrite and rank == 0:
+            clear_run(out)  # only now that everything checkable has been checked
 
         torch.manual_seed(train_config.seed)
         model = BertForSequenceClassification(model_config).to(device)
@@ -710,10 +761,14 @@ def run_train_imdb(args: argparse.Namespace, argv: Sequence[str]) -> int:
                 "validation": {"accuracy": best["val_accuracy"], "loss": best["val_loss"]},
                 "test": test,
             }
-            out = Path(args.out) / "results.json"
-            write_atomically(out, lambda handle: handle.write((json.dumps(results, indent=2) + "\n").encode()))
-            say(f"wrote {out}")
+            text = json.dumps(results, indent=2, allow_nan=False) + "\n"  # strict: no NaN
+            write_atomically(out / RESULTS_FILE, lambda file: file.write(text.encode()))
+            say(f"wrote {out / RESULTS_FILE}")
+    except KeyboardInterrupt:
+        say(interruption_report(out))
+        return 130
     finally:
+        held.close()
         if is_distributed():
             dist.destroy_process_group()
     return 0
@@ -724,14 +779,15 @@ def run_classify(args: argparse.Namespace) -> int:
 
     Taught in chapter 10, "The command line".
     """
+    texts = command_line_texts(args.texts, sys.stdin)
     truncation = read_checkpoint(args.checkpoint)["truncation"]
     model = load_checkpoint(args.checkpoint, resolve_device(args.device))
-    results = classify_texts(model, args.texts, truncation)
+    results = classify_texts(model, texts, truncation)
     if args.json:
-        print(json.dumps([{"text": t, **r} for t, r in zip(args.texts, results)], indent=2))
+        print(json.dumps([{"text": t, **r} for t, r in zip(texts, results)], indent=2))
     else:
-        for text, result in zip(args.texts, results):
-            preview = text if len(text) <= 60 else text[:57] + "..."
+        for text, result in zip(texts, results):
+            preview = one_line(text if len(text) <= 60 else text[:57] + "...")
             print(f"{result['label']:<9} {result['probabilities'][result['label']]:.3f}  {preview}")
     return 0
 
@@ -744,24 +800,35 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="scratchformer", description="Transformers from Scratch: train and use the book's models.")
     commands = parser.add_subparsers(dest="command", required=True)
     fit = commands.add_parser("train-imdb", help="train the BERT classifier on IMDB, then test it once")
-    fit.add_argument("--data", help="IMDB folder (aclImdb/, JSON Lines or parquet); default: $IMDB_DIR, else the hub")
-    fit.add_argument("--out", required=True, help="folder for best.pt, last.pt and results.json")
+    fit.add_argument("--data", type=user_path, help="IMDB folder (aclImdb/, JSON Lines "
+                     "or parquet); default: $IMDB_DIR, else the hub")
+    fit.add_argument("--out", required=True, type=user_path,
+                     help="folder for best.pt, last.pt and results.json")
     fit.add_argument("--config", default="cpu", choices=sorted(PRESETS), help="preset (default: cpu)")
-    fit.add_argument("--epochs", type=int, help="override the preset's number of epochs")
+    fit.add_argument("--epochs", type=positive_int, help="override the preset's epochs")
     fit.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default: auto)")
-    fit.add_argument("--resume", action="store_true", help="continue the run in --out from its last.pt")
-    fit.add_argument("--threads", type=int, help="torch CPU threads per process (default: torch's choice)")
-    fit.add_argument("--cache", help="token cache folder (default: $SCRATCHFORMER_CACHE or ~/.cache/scratchformer)")
-    fit.add_argument("--limit", type=int, help="use only this many random reviews of each split (quick trials)")
+    start = fit.add_mutually_exclusive_group()
+    start.add_argument("--resume", action="store_true",
+                       help="continue the run in --out from its last.pt")
+    start.add_argument("--overwrite", action="store_true",
+                       help="delete the run in --out, then start a new one")
+    fit.add_argument("--threads", type=positive_int,
+                     help="torch CPU threads per process (default: torch's choice)")
+    fit.add_argument("--cache", type=user_path, help="token cache folder (default: "
+                     "$SCRATCHFORMER_CACHE or ~/.cache/scratchformer)")
+    fit.add_argument("--limit", type=positive_int,
+                     help="use only this many random reviews of each split (trials)")
     fit.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                      help="override a field of the preset's BertConfig or TrainConfig (repeatable)")
     fit.add_argument("--no-test", action="store_true", help="stop after validation; never touch the test split")
     fit.add_argument("--no-progress", action="store_true", help="no progress bar")
     label = commands.add_parser("classify", help="label texts with a trained model")
-    label.add_argument("--checkpoint", required=True, help="a checkpoint file, or a run's folder (uses best.pt)")
+    label.add_argument("--checkpoint", required=True, type=user_path,
+                       help="a checkpoint file, or a run's folder (uses best.pt)")
     label.add_argument("--device", default="cpu", help="cpu, cuda, ... (default: cpu)")
     label.add_argument("--json", action="store_true", help="print JSON instead of one line per text")
-    label.add_argument("texts", nargs="+", help="texts to classify")
+    label.add_argument("texts", nargs="+",
+                       help="texts to classify; - reads them from stdin, one per line")
     return parser
 
 
@@ -776,6 +843,332 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "train-imdb":
             return run_train_imdb(args, argv)
         return run_classify(args)
-    except (ValueError, FileNotFoundError, RuntimeError) as err:
+    except (ValueError, OSError, RuntimeError) as err:  # OSError: files, a full disk
         print(f"scratchformer {args.command}: error: {err}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"scratchformer {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+# book/10_bert_imdb.md: Failing safely
+RESULTS_FILE = "results.json"
+RUN_FILES = (BEST_CHECKPOINT, LAST_CHECKPOINT, RESULTS_FILE)
+TRY = "try a lower learning rate (--set lr=...), a smaller grad_clip, or precision=fp32"
+
+
+class FolderLocked(RuntimeError):
+    """A folder is held by another run, or by a lock that a killed run left behind.
+
+    Taught in chapter 10, "Failing safely".
+    """
+
+
+class FolderLock:
+    """Exclusive use of a folder: `with FolderLock(folder): ...` holds `folder/.lock`.
+
+    The lock file is created atomically (`O_EXCL`: of two processes, exactly one
+    succeeds) and names its owner's pid and host; it is removed on exit. A lock whose
+    process is gone (on this host) is reported, not taken over: only the user knows
+    whether the folder is free, for instance when another machine shares it.
+
+    Taught in chapter 10, "Failing safely".
+    """
+
+    name = ".lock"
+
+    def __init__(self, folder: os.PathLike | str) -> None:
+        self.path = Path(folder) / self.name
+
+    def __enter__(self) -> "FolderLock":
+        folder = self.path.parent
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise OSError(f"cannot create the folder {folder}: {err.strerror}") from None
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            raise FolderLocked(self.holder()) from None
+        except OSError as err:
+            raise OSError(f"cannot write in {folder}: {err.strerror}") from None
+        since = time.strftime("%Y-%m-%d %H:%M:%S")
+        with os.fdopen(fd, "w") as handle:
+            json.dump({"pid": os.getpid(), "host": this_host(), "since": since}, handle)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.path.unlink(missing_ok=True)
+
+    def holder(self) -> str:
+        """Who holds the lock, and what to do about it."""
+        folder, lock = self.path.parent, self.path
+        try:
+            owner = json.loads(lock.read_text())
+            pid, host = int(owner["pid"]), str(owner["host"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return (f"{folder} is locked by {lock}, which names no owner (a run is "
+                    "starting, or one was killed as it started); if no run uses "
+                    f"{folder}, delete {lock} and try again")
+        since = owner.get("since", "?")
+        if process_is_running(host, pid):
+            return (f"{folder} is in use by another run (process {pid} on {host}, since "
+                    f"{since}); wait for it to end, or use another folder")
+        return (f"{folder} is locked by process {pid} on {host}, which is no longer "
+                f"running: a run that crashed or was killed left {lock} behind. If no "
+                f"other run uses {folder}, delete {lock} and try again (resume to "
+                "continue that run)")
+
+
+class TrainingDiverged(RuntimeError):
+    """A loss, a gradient or a validation loss was NaN or infinite; none of it was saved.
+
+    Taught in chapter 10, "Failing safely".
+    """
+
+
+def check_step(loss: Tensor, grad_norm: Tensor, step: int, config: TrainConfig) -> None:
+    """Raise `TrainingDiverged` if the loss or the gradient norm of `step` is not finite.
+
+    Called before the optimizer's update: the model keeps the last finite weights.
+
+    Taught in chapter 10, "Failing safely".
+    """
+    if bool(torch.isfinite(loss) & torch.isfinite(grad_norm)):
+        return
+    raise TrainingDiverged(
+        f"training diverged at step {step + 1} (lr {config.lr:g}): the loss is "
+        f"{loss.item()} and the gradient norm {grad_norm.item()}. The step was not "
+        f"applied and no file holds non-finite weights; {TRY}"
+    )
+
+
+def check_finite_weights(model: nn.Module, path: os.PathLike | str) -> None:
+    """Refuse to save weights that hold NaN or infinity.
+
+    Taught in chapter 10, "Failing safely".
+    """
+    bad = [name for name, tensor in model.state_dict().items()
+           if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all())]
+    if bad:
+        raise TrainingDiverged(f"refusing to write {path}: {len(bad)} tensor(s) hold NaN "
+                               f"or infinity, {bad[0]} among them")
+
+
+def check_checkpoint(payload: dict, path: Path) -> None:
+    """Refuse a checkpoint whose fields are missing or ill-typed, or whose weights do not
+    fit its configuration; the model is built on the `meta` device, allocating nothing.
+
+    Taught in chapter 10, "Failing safely".
+    """
+    kinds = {"config": dict, "num_classes": int, "truncation": str, "model": dict}
+    for key, kind in kinds.items():
+        value = payload.get(key)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise ValueError(f"{path}: field {key!r} is missing or not a {kind.__name__} "
+                             f"(it is {type(value).__name__}); not saved by this code")
+    training = payload.get("training")
+    if payload["truncation"] not in TRUNCATIONS or not isinstance(training, dict | None):
+        raise ValueError(f"{path}: field 'truncation' or 'training' is not as saved")
+    try:
+        config = BertConfig(**payload["config"])
+        with torch.device("meta"):  # shapes only: no memory, whatever the sizes claim
+            model = BertForSequenceClassification(config, payload["num_classes"])
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{path}: its model configuration is invalid ({err})") from None
+    expected, saved = model.state_dict(), payload["model"]
+    problems = [f"{key} missing" for key in expected.keys() - saved.keys()]
+    problems += [f"{key} unexpected" for key in saved.keys() - expected.keys()]
+    for key in expected.keys() & saved.keys():
+        value, want = saved[key], tuple(expected[key].shape)
+        shape = tuple(value.shape) if isinstance(value, Tensor) else type(value).__name__
+        if shape != want:
+            problems.append(f"{key} is {shape}, the configuration says {want}")
+    if problems:
+        listed = "; ".join(sorted(problems)[:3])
+        raise ValueError(f"{path}: its weights do not fit its configuration: {listed}")
+
+
+def loader_fingerprint(loader: object) -> str | None:
+    """sha256 of a `ReviewLoader`'s reviews (ids and labels); None for other iterables.
+
+    Taught in chapter 10, "Failing safely".
+    """
+    if not isinstance(loader, ReviewLoader):
+        return None
+    digest = hashlib.sha256()
+    for tensor in (loader.ids, loader.labels):
+        digest.update(f"{tuple(tensor.shape)}{tensor.dtype}".encode())
+        digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+    return digest.hexdigest()
+
+
+def data_description(train_loader: object, val_loader: object, total_steps: int) -> dict:
+    """What `last.pt` records of the data, so that a resumed run can be checked.
+
+    Taught in chapter 10, "Failing safely".
+    """
+    return {
+        "training reviews": loader_fingerprint(train_loader),
+        "validation reviews": loader_fingerprint(val_loader),
+        "batches per epoch": len(train_loader),
+        "steps in all": total_steps,
+    }
+
+
+def check_training_state(state: object, path: Path, data: dict, log: Callable) -> None:
+    """Refuse to resume from a checkpoint without a training state, or with other data.
+
+    Taught in chapter 10, "Failing safely".
+    """
+    if not isinstance(state, dict) or "optimizer" not in state:
+        raise ValueError(f"{path} holds no training state to resume from (a best.pt "
+                         "keeps the model only); resume from the run's own last.pt")
+    kinds = {"train_config": dict, "optimizer": dict, "epoch": int, "step": int,
+             "history": list, "best_val_accuracy": (int, float), "rng": Tensor}
+    for key, kind in kinds.items():
+        if not isinstance(state.get(key), kind):
+            raise ValueError(f"{path}: the training state's {key!r} is missing or wrong")
+    saved = state.get("data")
+    if saved is None:
+        log(f"{path} does not record its data (an older checkpoint): not checked")
+        return
+    known = [key for key in data if saved.get(key) is not None and data[key] is not None]
+    differ = [key for key in known if saved[key] != data[key]]  # None: not a ReviewLoader
+    if differ:
+        counts = ", ".join(f"{key} {saved[key]} then, {data[key]} now" for key in differ
+                           if not key.endswith("reviews"))
+        raise ValueError(
+            f"cannot resume {path.parent}: its {' and '.join(differ)} differ from this "
+            f"run's{f' ({counts})' if counts else ''}; resume with the same --data, "
+            "--limit, max_len and truncation, or start a new run"
+        )
+
+
+def run_files(folder: Path) -> list[str]:
+    """The files of a run (`best.pt`, `last.pt`, `results.json`) that `folder` holds.
+
+    Taught in chapter 10, "Failing safely".
+    """
+    return [name for name in RUN_FILES if (folder / name).exists()]
+
+
+def check_run_folder(out: Path, resume: bool, overwrite: bool) -> None:
+    """Refuse an `--out` that is a file or holds a run (unless resuming or overwriting
+    it), and `--resume` without a `last.pt`.
+
+    Taught in chapter 10, "Failing safely".
+    """
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out} is a file, not a folder")
+    found = run_files(out) if out.is_dir() else []
+    if resume and LAST_CHECKPOINT not in found:
+        only = f" (only {', '.join(found)})" if found else ""
+        raise FileNotFoundError(f"nothing to resume: no {out / LAST_CHECKPOINT}{only}")
+    if found and not resume and not overwrite:
+        raise ValueError(f"{out} already holds a run ({', '.join(found)}); continue it "
+                         "with --resume, replace it with --overwrite, or use another")
+
+
+def clear_run(out: Path) -> None:
+    """Delete the files of the run in `out` (for `--overwrite`) and stale temporary files.
+
+    Taught in chapter 10, "Failing safely".
+    """
+    for name in RUN_FILES:
+        (out / name).unlink(missing_ok=True)
+    remove_stale_temporaries(out)
+
+
+def check_pipeline_config(config: BertConfig) -> None:
+    """Refuse model settings that the IMDB pipeline cannot honour.
+
+    Taught in chapter 10, "Failing safely".
+    """
+    if config.pad_id != PAD_ID or config.vocab_size < VOCAB_SIZE:
+        raise ValueError(
+            f"the IMDB pipeline pads with id {PAD_ID} and uses ids up to "
+            f"{VOCAB_SIZE - 1}, so pad_id must be {PAD_ID} and vocab_size at least "
+            f"{VOCAB_SIZE}; got "
+            f"pad_id={config.pad_id}, vocab_size={config.vocab_size}"
+        )
+
+
+def check_before_training(data: dict[str, ReviewSplit], fit_loader: ReviewLoader) -> None:
+    """Refuse data that would fail only after training: an empty split, no batch.
+
+    Taught in chapter 10, "Failing safely".
+    """
+    for split, reviews in data.items():
+        if len(reviews) == 0:
+            raise ValueError(f"the {split} split ({reviews.source}) holds no reviews")
+    if len(fit_loader) == 0:
+        raise ValueError("no training batch: fewer training reviews than one batch each")
+
+
+def interruption_report(out: Path) -> str:
+    """What an interrupted run leaves: the point `last.pt` holds, or that there is none.
+
+    Taught in chapter 10, "Failing safely".
+    """
+    try:
+        state = read_checkpoint(out / LAST_CHECKPOINT)["training"]
+        where = f"epoch {state['epoch']}, step {state['step']}"
+    except (OSError, ValueError, KeyError, TypeError):
+        return (f"interrupted before any {LAST_CHECKPOINT} was written, so there is "
+                f"nothing to resume; start again (--overwrite if {out} holds a best.pt)")
+    return (f"interrupted: {out / LAST_CHECKPOINT} is intact and holds the run after "
+            f"{where}; continue it with --resume (the work since then is redone)")
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer of at least 1.
+
+    Taught in chapter 10, "Failing safely".
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def user_path(text: str) -> str:
+    """An argparse type: a path with `~` expanded, as a shell would for `--out ~/x`.
+
+    Taught in chapter 10, "Failing safely".
+    """
+    return os.path.expanduser(text)
+
+
+def command_line_texts(arguments: Sequence[str], stdin: TextIO = sys.stdin) -> list[str]:
+    """The texts to classify: the arguments, `-` standing for stdin's lines; none empty.
+
+    Taught in chapter 10, "Failing safely".
+    """
+    texts = []
+    for argument in arguments:
+        if argument == "-":
+            lines = stdin.read().splitlines()
+            for number, line in enumerate(lines, start=1):
+                if not line.strip():
+                    raise ValueError(f"line {number} of stdin is empty: one text a line")
+            texts += lines
+        elif not argument.strip():
+            raise ValueError("an empty text cannot be classified")
+        else:
+            texts.append(argument)
+    if not texts:
+        raise ValueError("no texts to classify: stdin was empty")
+    return texts
+
+
+def one_line(text: str) -> str:
+    """`text` with line breaks and other control characters escaped: one line of output.
+
+    Taught in chapter 10, "Failing safely".
+    """
+    escape = [c != " " and (c.isspace() or not c.isprintable()) for c in text]
+    return "".join(repr(c)[1:-1] if hidden else c for c, hidden in zip(text, escape))
