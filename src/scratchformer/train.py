@@ -8,6 +8,12 @@ batches, validation each epoch with the best model kept, resumable checkpoints w
 atomically and read with `weights_only=True`, and DistributedDataParallel when started
 under `torchrun`.
 
+Runs never lose or fake a result: one run per folder (a lock file; `--resume` or
+`--overwrite` for a folder that holds a run), training stops at a non-finite loss or
+gradient and never saves non-finite weights, a resumed run is checked against the data
+it started with, and settings, folders, devices and checkpoints are checked before any
+work or allocation.
+
 What this module deliberately does not handle: gradient accumulation, early stopping,
 multi-node jobs beyond what `torchrun` sets up, and any model other than
 `BertForSequenceClassification`.
