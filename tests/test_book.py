@@ -347,8 +347,9 @@ def test_chapters_open_with_the_map_and_close_with_a_summary_and_exercises(html_
     maps = [e for e in tree.walk() if e.tag == "img" and "pipeline-map" in e.classes]
     assert len(maps) == 1, f"{page}: {len(maps)} maps (img.pipeline-map), expected one"
     assert maps[0].attrs.get("alt", "").startswith("Map of the book"), f"{page}: the map has no alt text"
-    headings = [e for e in tree.walk() if e.tag in ("h2", "img") and (e.tag == "h2" or e is maps[0])]
-    assert headings[0] is maps[0], f"{page}: the map must come before the first section"
+    chapter = next(e for e in tree.walk() if e.tag == "section")  # the h1's section
+    opening = [e for e in chapter.walk() if (e.tag == "section" and e is not chapter) or e is maps[0]]
+    assert opening[0] is maps[0], f"{page}: the map must come before the first section"
     summary = section(tree, "summary")
     assert summary is not None, f"{page} has no 'Summary' section"
     bullets = [e for e in summary.walk() if e.tag == "li"]
