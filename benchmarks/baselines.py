@@ -45,7 +45,7 @@ from scratchformer.baselines import (
     word_ngrams,
 )
 from scratchformer.imdb import ReviewSplit, load_imdb, write_atomically
-from scratchformer.train import hardware_info
+from scratchformer.hardware import hardware_info
 
 L2_GRID = (1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2)
 BAG_OF_WORDS_GRID = {"binary": (True, False), "min_count": (1, 2, 5), "l2": L2_GRID}

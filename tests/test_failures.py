@@ -344,12 +344,12 @@ def test_a_full_disk_is_named(tmp_path: Path, data_dir: Path, cache_dir: Path) -
     wrapper = tmp_path / "full_disk.py"
     wrapper.write_text(
         "import sys, torch\n"
-        "from scratchformer import train\n"
+        "from scratchformer import cli\n"
         "def save(*args, **kwargs):\n"
         "    raise RuntimeError('[enforce fail at inline_container.cc:672] . PytorchStreamWriter failed writing "
         "file data/0: file write failed')\n"
         "torch.save = save\n"
-        "sys.exit(train.main(sys.argv[1:]))\n"
+        "sys.exit(cli.main(sys.argv[1:]))\n"
     )
     out = tmp_path / "run"
     result = subprocess.run([sys.executable, str(wrapper), *tiny(data_dir, out, cache_dir)], capture_output=True,

@@ -25,7 +25,7 @@ from test_failures import cli, refused, timeless
 WRAPPER = '''
 import sys, time
 from pathlib import Path
-from scratchformer import train
+from scratchformer import checkpoint, cli, train
 
 marker, point, count, args = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4:]
 calls = []
@@ -37,7 +37,7 @@ def pause(where):
 
 
 if point == "save":  # pause halfway through writing the count-th last.pt
-    write_atomically = train.write_atomically
+    write_atomically = checkpoint.write_atomically
 
     def paused_write(path, write):
         def half_then_pause(handle):
@@ -51,7 +51,7 @@ if point == "save":  # pause halfway through writing the count-th last.pt
 
         write_atomically(path, half_then_pause)
 
-    train.write_atomically = paused_write
+    checkpoint.write_atomically = paused_write
 else:  # pause after the count-th optimizer step has been checked, before it is applied
     check_step = train.check_step
 
@@ -61,7 +61,7 @@ else:  # pause after the count-th optimizer step has been checked, before it is 
             pause(f"step {count}")
 
     train.check_step = paused_check
-sys.exit(train.main(args))
+sys.exit(cli.main(args))
 '''
 
 

@@ -85,4 +85,4 @@ def test_wheel_declares_the_console_script(wheel: Path) -> None:
     archive = zipfile.ZipFile(wheel)
     (entry_points,) = [name for name in archive.namelist() if name.endswith(".dist-info/entry_points.txt")]
     text = archive.read(entry_points).decode()
-    assert "[console_scripts]" in text and "scratchformer = scratchformer.train:main" in text
+    assert "[console_scripts]" in text and "scratchformer = scratchformer.cli:main" in text
