@@ -44,6 +44,13 @@ EXPORTED = {
         "GPT2_PATTERN", "END_OF_TEXT", "GPT2_FILE_SHA256", "bytes_to_unicode", "read_gpt2_file", "gpt2_merge_ranks",
         "gpt2_encoding", "Merge", "train_word_bpe", "apply_word_merges", "BPETokenizer",
     ],
+    "scratchformer.gpt_data": ["Document", "language_model_documents", "train_review_tokenizer",
+                               "token_stream", "TokenWindows"],
+    "scratchformer.gpt": ["GPTConfig", "GPTModel", "KVCache", "generate", "next_token_probabilities",
+                          "document_nll"],
+    "scratchformer.ngram": ["BigramCounts", "bits_per_byte", "kneser_ney_bigram_log_prob"],
+    "scratchformer.gpt_train": ["GPTTrainConfig", "train_gpt", "load_gpt", "heldout_scores"],
+    "scratchformer.gpt_cli": ["add_gpt_commands", "run_train_gpt", "run_generate"],
 }
 
 

@@ -235,8 +235,10 @@ def save_checkpoint(
     write_atomically(Path(path), lambda handle: torch.save(payload, handle))
 
 
-def read_checkpoint(path: str | os.PathLike) -> dict:
+def read_checkpoint(path: str | os.PathLike, expected_format: str = CHECKPOINT_FORMAT) -> dict:
     """The checked contents of a checkpoint file (or of `best.pt` in a run's folder).
+
+    `expected_format` is the marker the file must carry (chapter 11's GPT has its own).
 
     Taught in chapter 10, "Saving and loading".
     """
@@ -251,8 +253,9 @@ def read_checkpoint(path: str | os.PathLike) -> dict:
         raise ValueError(
             f"{path} is not a readable checkpoint: truncated, damaged or not a torch file ({type(err).__name__}: {err})"
         ) from None
-    if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
-        raise ValueError(f"{path} is a torch file but not a scratchformer classifier checkpoint (no '{CHECKPOINT_FORMAT}' marker)")
+    if not isinstance(payload, dict) or payload.get("format") != expected_format:
+        kind = "classifier" if expected_format == CHECKPOINT_FORMAT else expected_format.split(".")[-1]
+        raise ValueError(f"{path} is a torch file but not a scratchformer {kind} checkpoint (no '{expected_format}' marker)")
     if payload.get("version") != CHECKPOINT_VERSION:
         raise ValueError(f"{path} has checkpoint version {payload.get('version')!r}; this code reads version {CHECKPOINT_VERSION}")
     return payload
@@ -539,7 +542,8 @@ def apply_overrides(model_config: BertConfig, train_config: TrainConfig, overrid
         key, sep, text = item.partition("=")
         owner = "model" if hasattr(model_config, key) else "train" if hasattr(train_config, key) else None
         if not sep or owner is None:
-            raise ValueError(f"--set {item!r}: expected KEY=VALUE with KEY a field of BertConfig or TrainConfig")
+            names = f"{type(model_config).__name__} or {type(train_config).__name__}"
+            raise ValueError(f"--set {item!r}: expected KEY=VALUE with KEY a field of {names}")
         current = getattr(model_config if owner == "model" else train_config, key)
         try:
             changes[owner][key] = type(current)(text) if current is not None else int(text)
@@ -762,6 +766,9 @@ def build_parser() -> argparse.ArgumentParser:
     label.add_argument("--device", default="cpu", help="cpu, cuda, ... (default: cpu)")
     label.add_argument("--json", action="store_true", help="print JSON instead of one line per text")
     label.add_argument("texts", nargs="+", help="texts to classify")
+    from scratchformer.gpt_cli import add_gpt_commands  # chapter 11's commands (it imports this module)
+
+    add_gpt_commands(commands)
     return parser
 
 
@@ -775,7 +782,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "train-imdb":
             return run_train_imdb(args, argv)
-        return run_classify(args)
+        if args.command == "classify":
+            return run_classify(args)
+        return args.run(args, argv)  # a command a later chapter registered
     except (ValueError, FileNotFoundError, RuntimeError) as err:
         print(f"scratchformer {args.command}: error: {err}", file=sys.stderr)
         return 2
