@@ -8,8 +8,8 @@ encoding with head or head+tail truncation, and an on-disk cache of the tokenize
 reviews keyed by the data's and the tokenizer's hashes.
 
 What this module deliberately does not handle: sentence pairs (every review is segment
-0), the 50,000 unlabelled `unsup` reviews, datasets other than binary sentiment, and
-downloading anything itself (the hub is reached only through `datasets`).
+0), datasets other than binary sentiment, and downloading anything itself (the hub is
+reached only through `datasets`).
 
 Chapter 11 adds IMDB's 50,000 unlabelled reviews (`load_unlabeled`), read from the same
 places as the labelled splits, for training a language model.
