@@ -480,6 +480,15 @@ def test_train_gpt_and_generate_commands(tmp_path: Path, toy_dir: Path, capsys: 
     assert main([*arguments, "--overwrite", "--set", "d_model=8", "--set", "d_hidden=16"]) == 0
     assert json.loads((out / "results.json").read_text())["model_config"]["d_model"] == 8
 
+    tuned = tmp_path / "tuned"
+    tuning = tiny_run_arguments(toy_dir, tuned, tmp_path / "cache")
+    assert main([*tuning, "--init", str(out), "--no-unlabeled", "--set", "steps=4"]) == 0
+    tuned_results = json.loads((tuned / "results.json").read_text())
+    assert tuned_results["init"]["checkpoint"] == str(out)
+    assert tuned_results["model_config"]["d_model"] == 8, "the sizes of the model it starts from"
+    assert tuned_results["data"]["documents"] == tuned_results["data"]["labelled_documents"] == 120
+    assert (tuned / "tokenizer.json").read_bytes() == (out / "tokenizer.json").read_bytes()
+
     record_path = tmp_path / "samples.json"
     assert main(["generate", "--checkpoint", str(out), "--sentiment", "positive", "--prompt", "the movie",
                  "--num", "3", "--batch-size", "2", "--max-new-tokens", "10", "--top-p", "0.9",

@@ -20,6 +20,7 @@ from scratchformer.block import LayerNorm, TransformerBlock
 from scratchformer.embedding import TokenEmbedding
 from scratchformer.positional import LearnedPositionalEmbedding
 from collections.abc import Sequence
+import math
 import torch.nn.functional as F
 from scratchformer.attention import (MultiHeadAttention, causal_mask,
                                      scaled_dot_product_attention)

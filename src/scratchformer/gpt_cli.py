@@ -26,7 +26,8 @@ from scratchformer.gpt import GPTConfig, GPTModel, generate, next_token_probabil
 from scratchformer.gpt_data import (SENTIMENT_TOKENS, Document, TokenWindows,
                                     language_model_documents, special_ids, token_stream,
                                     train_review_tokenizer)
-from scratchformer.gpt_train import GPTTrainConfig, heldout_scores, load_gpt, train_gpt
+from scratchformer.gpt_train import (GPT_CHECKPOINT_FORMAT, GPTTrainConfig,
+                                     heldout_scores, load_gpt, train_gpt)
 from scratchformer.imdb import (default_cache_dir, load_imdb, load_unlabeled,
                                 write_atomically)
 from scratchformer.tokenizer import END_OF_TEXT, BPETokenizer
@@ -44,7 +45,7 @@ GPT_PRESETS: dict[str, dict[str, dict]] = {
     "cpu": {
         "model": {"vocab_size": 8000, "context_length": 512, "d_model": 128,
                   "num_layers": 2, "num_heads": 4, "d_hidden": 512, "dropout": 0.0},
-        "train": {"steps": 2000, "batch_size": 2, "lr": 3e-3, "evals": 8},
+        "train": {"steps": 3000, "batch_size": 2, "lr": 3e-3, "evals": 8},
     },
     # One large GPU: a wider, deeper model on more windows.
     "gpu": {
@@ -169,7 +170,11 @@ def run_train_gpt(args: argparse.Namespace, argv: Sequence[str]) -> int:
     rank = dist.get_rank() if is_distributed() else 0
     say = print if rank == 0 else (lambda message: None)
     try:
-        model_config, train_config = apply_overrides(*gpt_preset(args.config), args.set)
+        model_config, train_config = gpt_preset(args.config)
+        if args.init:  # fine-tuning: the earlier run's model sizes, weights and tokenizer
+            start_from = read_checkpoint(args.init, GPT_CHECKPOINT_FORMAT)
+            model_config = GPTConfig(**start_from["config"])
+        model_config, train_config = apply_overrides(model_config, train_config, args.set)
         data = load_imdb(args.data)
         unlabeled = [] if args.no_unlabeled else load_unlabeled(args.data)
         documents = language_model_documents(data["train"], unlabeled, data["test"].texts)
@@ -183,7 +188,10 @@ def run_train_gpt(args: argparse.Namespace, argv: Sequence[str]) -> int:
         val_documents, fit_documents = documents[:held], documents[held:]
         out.mkdir(parents=True, exist_ok=True)
         tokenizer_path = out / TOKENIZER_FILE
-        if rank == 0 and not args.resume:
+        if rank == 0 and not args.resume and args.init:
+            folder = checkpoint_file(args.init).parent
+            BPETokenizer.load(folder / TOKENIZER_FILE).save(tokenizer_path)
+        elif rank == 0 and not args.resume:
             sample = [d.text for d in fit_documents[: args.tokenizer_documents]]
             train_review_tokenizer(sample, model_config.vocab_size).save(tokenizer_path)
         tokenized = time.perf_counter()
@@ -207,6 +215,8 @@ def run_train_gpt(args: argparse.Namespace, argv: Sequence[str]) -> int:
                                    4 * train_config.batch_size, **shard)
         torch.manual_seed(train_config.seed)
         model = GPTModel(model_config).to(device)
+        if args.init:
+            model.load_state_dict(start_from["model"])
         history = train_gpt(model, fit_windows, val_windows, train_config, out,
                             resume=args.resume, progress=not args.no_progress, log=say)
         trained = time.perf_counter()
@@ -227,6 +237,8 @@ def run_train_gpt(args: argparse.Namespace, argv: Sequence[str]) -> int:
                 "model_config": asdict(model_config),
                 "train_config": asdict(train_config),
                 "parameters": sum(p.numel() for p in model.parameters()),
+                "init": args.init and {"checkpoint": args.init,
+                                       "sha256": file_sha256(checkpoint_file(args.init))},
                 "data": {
                     "source": str(args.data or os.environ.get("IMDB_DIR") or "hub:imdb"),
                     "limit": args.limit,
@@ -286,6 +298,8 @@ def run_generate(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
     Taught in chapter 11, "The commands".
     """
+    if args.threads:
+        torch.set_num_threads(args.threads)
     device = resolve_device(args.device)
     model = load_gpt(args.checkpoint, device)
     checkpoint = checkpoint_file(args.checkpoint)
@@ -365,6 +379,7 @@ def add_gpt_commands(commands: argparse._SubParsersAction) -> None:
     option("--cache", help="token stream cache folder (default: as train-imdb's)")
     option("--limit", type=int, help="use only this many random documents (quick trials)")
     option("--no-unlabeled", action="store_true", help="only the labelled reviews")
+    option("--init", help="fine-tune: start from a train-gpt run's model and tokenizer")
     option("--val-documents", type=int, default=200,
            help="documents held out for validation (default: 200)")
     option("--tokenizer-documents", type=int, default=10_000,
@@ -390,6 +405,7 @@ def add_gpt_commands(commands: argparse._SubParsersAction) -> None:
     option("--top-p", type=float, help="sample from the nucleus of probability p")
     option("--seed", type=int, default=0, help="random seed (default: 0)")
     option("--device", default="cpu", help="cpu, cuda, ... (default: cpu)")
+    option("--threads", type=int, help="torch CPU threads")
     option("--judge", help="a train-imdb classifier (run folder or file) to judge them")
     option("--show-top", type=int, default=10, help="rows of the first-step table")
     option("--json", help="write the samples and settings to this JSON file")

@@ -244,7 +244,7 @@ def heldout_scores(model: GPTModel, tokenizer: BPETokenizer, texts: Sequence[str
     `read_windows`, the `(N, T + 1)` windows the GPT was trained on, also of a Kneser-Ney
     bigram counted from those alone.
 
-    Taught in chapter 11, "The commands".
+    Taught in chapter 11, "Four models, one text".
     """
     eot = special_ids(tokenizer)[END_OF_TEXT]
 
