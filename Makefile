@@ -11,7 +11,7 @@ JUPYTER_BOOK := $(BIN)/jupyter-book build --warningiserror --keep-going
 export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 
-.PHONY: venv mathjax browser export check book linkcheck test bench clean imdb gpu-check
+.PHONY: venv mathjax browser export check book linkcheck test test-fast bench clean imdb gpu-check
 
 venv: $(VENV)/.installed
 
@@ -47,8 +47,9 @@ browser:
 imdb: venv
 	HF_HUB_OFFLINE=0 HF_DATASETS_OFFLINE=0 $(BIN)/python -c "import datasets; datasets.load_dataset('imdb')"
 
+# EXPORT_FLAGS=--update carries hand edits of src/ back into the chapters; --force discards them.
 export: venv
-	$(BIN)/python tools/export.py
+	$(BIN)/python tools/export.py $(EXPORT_FLAGS)
 
 check: venv
 	$(BIN)/python tools/export.py --check
@@ -64,6 +65,10 @@ linkcheck: export mathjax
 
 test: check mathjax browser
 	$(BIN)/python -m pytest -q -ra
+
+# Everything but the book build and the browser tests (pytest -m "not book"): the quick loop.
+test-fast: check
+	$(BIN)/python -m pytest -q -ra -m "not book"
 
 bench: venv
 	$(BIN)/python benchmarks/tokenizer.py

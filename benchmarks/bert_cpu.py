@@ -31,7 +31,9 @@ import torch.nn.functional as F
 
 from scratchformer.bert import BertForSequenceClassification
 from scratchformer.imdb import PAD_ID, write_atomically
-from scratchformer.train import autocast, hardware_info, make_optimizer, preset
+from scratchformer.evaluation import autocast
+from scratchformer.hardware import hardware_info
+from scratchformer.train import make_optimizer, preset
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -12,6 +12,13 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that needs the built book is a `book` test, so `-m "not book"` (make test-fast) skips it."""
+    for item in items:
+        if "html_dir" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.book)
+
+
 @pytest.fixture(
     params=[
         "cpu",

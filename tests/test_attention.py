@@ -224,3 +224,19 @@ def test_self_attention_rejects_wrong_input():
         module(torch.zeros(1, 2, 5, 8))
     with pytest.raises(ValueError, match="positive"):
         SelfAttention(0, 4)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("norm", [127.0, 300.0])
+def test_16_bit_attention_stays_finite_like_torchs(device: torch.device, dtype: torch.dtype, norm: float) -> None:
+    # |q| |k| = norm**2 > 65504 at norm 300: the unscaled float16 product overflows to inf.
+    torch.manual_seed(0)
+    q = torch.randn(2, 5, 64, device=device)
+    q = (q / q.norm(dim=-1, keepdim=True) * norm).to(dtype)
+    k, v = q.flip(1).clone(), torch.randn(2, 5, 64, device=device, dtype=dtype)
+    mask = torch.ones(5, 5, dtype=torch.bool, device=device).tril()
+    context, weights = scaled_dot_product_attention(q, k, v, mask)
+    expected = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    assert context.dtype == weights.dtype == dtype
+    assert torch.isfinite(context).all() and torch.isfinite(weights).all()
+    torch.testing.assert_close(context, expected, rtol=0, atol=3e-2)

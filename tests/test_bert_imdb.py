@@ -21,8 +21,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scratchformer import imdb, train
+from scratchformer import imdb, runs, train
 from scratchformer.bert import BertConfig, BertForSequenceClassification
+from scratchformer.cli import main
 from scratchformer.imdb import (
     CLS_ID,
     PAD_ID,
@@ -44,7 +45,6 @@ from scratchformer.train import (
     classify_texts,
     evaluate,
     load_checkpoint,
-    main,
     read_checkpoint,
     save_checkpoint,
 )
@@ -477,7 +477,7 @@ def test_cli_trains_tests_saves_and_classifies(tmp_path: Path, toy_dir: Path, ca
     results = json.loads((out / "results.json").read_text())
     assert results["command"].startswith("scratchformer train-imdb --data")
     assert results["data"]["splits"]["train"]["reviews"] == 64
-    assert results["data"]["splits"]["test"]["file_sha256"] == train.file_sha256(toy_dir / "test.jsonl")
+    assert results["data"]["splits"]["test"]["file_sha256"] == runs.file_sha256(toy_dir / "test.jsonl")
     assert len(results["history"]) == 3 and results["test"]["examples"] == 32
     assert sum(map(sum, results["test"]["confusion_matrix"])) == 32
     assert set(results["seconds"]) == {"prepare_data", "train", "test", "total"}
@@ -506,7 +506,7 @@ def free_port() -> int:
 
 def test_two_process_ddp_run_on_cpu(tmp_path: Path, toy_dir: Path) -> None:
     runner = tmp_path / "run_cli.py"
-    runner.write_text("import sys\nfrom scratchformer.train import main\nsys.exit(main())\n")
+    runner.write_text("import sys\nfrom scratchformer.cli import main\nsys.exit(main())\n")
     out = tmp_path / "ddp"
     env = {**os.environ, "GLOO_SOCKET_IFNAME": "lo", "OMP_NUM_THREADS": "1"}
     command = [sys.executable, "-m", "torch.distributed.run", "--nnodes=1", "--nproc_per_node=2",

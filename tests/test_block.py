@@ -125,6 +125,33 @@ def test_layernorm_constant_vector_with_eps_is_finite(device: torch.device) -> N
     assert torch.equal(out, torch.zeros(2, 3, device=device))
 
 
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_layernorm_16_bit_matches_torch_beyond_float16s_range(device: torch.device, dtype: torch.dtype) -> None:
+    # The variance of [0, 300, 600, 900] is 112,500, more than float16 can hold.
+    x = torch.tensor([[0.0, 300.0, 600.0, 900.0], [1.0, 2.0, 3.0, 5.0]], device=device, dtype=dtype)
+    ours, theirs = LayerNorm(4).to(device, dtype), nn.LayerNorm(4).to(device, dtype)
+    out = ours(x)
+    assert out.dtype == dtype
+    torch.testing.assert_close(out, theirs(x), rtol=0, atol=1e-2)
+    torch.testing.assert_close(out[0].float(), torch.tensor([-1.3416, -0.4472, 0.4472, 1.3416], device=device),
+                               rtol=0, atol=1e-2)
+
+
+@pytest.mark.parametrize("magnitude", [1e20, 1e37, 1e-30])
+def test_layernorm_float32_extremes_are_normalized(device: torch.device, magnitude: float) -> None:
+    # torch's own LayerNorm gives NaN at 1e20 (its variance overflows); float64 is the reference.
+    x = torch.tensor([1.0, 2.0, 3.0, 4.0], device=device) * magnitude
+    exact = nn.functional.layer_norm(x.double(), (4,))
+    torch.testing.assert_close(LayerNorm(4).to(device)(x).double(), exact, rtol=1e-5, atol=1e-5)
+
+
+def test_layernorm_is_bit_identical_to_the_formula_in_the_usual_range(device: torch.device) -> None:
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, 768, device=device) * 5 + 2
+    formula = (x - x.mean(-1, keepdim=True)) / torch.sqrt(x.var(-1, correction=0, keepdim=True) + 1e-5)
+    assert torch.equal(LayerNorm(768).to(device)(x), formula)
+
 # --- GELU --------------------------------------------------------------------------------
 
 

@@ -43,7 +43,7 @@ EXPECTED_IN_HTML: dict[str, list[str]] = {
     ],
     "book/corrections.html": [
         "229", "4.5", "0.41", "-0.83", "32,860", "0.3775", "0.6225",
-        "unexpected keyword argument 'suppress'", "1,563", "156,300",
+        "unexpected keyword argument 'suppress'", "156,300", "1,563",
     ],
     "book/04_self_attention.html": [
         "0.691", "0.154", "0.807", "0.855", "0.048", "0.952", NEXT_SCORES,
@@ -64,8 +64,14 @@ EXPECTED_IN_HTML: dict[str, list[str]] = {
     ],
     "book/08_multi_head.html": ["0.80", "0.45"],
     "book/10_bert_imdb.html": [
-        "50,260", "16,090,114", "3,283,330", "66,690", "80.7%", "1,563", "156,300", "86.6%", "5.4", "40%", "216",
-        "89.1%", "90.1%", "83.1%", "1.6", "0.69",
+        "50,260", "16,090,114", "3,283,330", "66,690", "80.7%", "1,563", "156,300", "86.4%", "7.2", "40%", "216",
+        "88.8%", "86.9%", "85.9%", "16,868", "0.69",
+    ],
+    "book/11_gpt.html": [
+        "74,042", "24,781", "109", "619,904", "1,485,568", "3,072,000",  # data, models, the run
+        "1.992", "1.793", "1.855", "0.199", "11%",  # bits per byte: the GPT behind the bigram
+        "652", "21.2", "2.9",  # the nucleus; the key/value cache's speed-ups
+        "52.5%", "51.0%", "103",  # agreement with the requested sentiment; identical pairs
     ],
     "book/09_transformer_block.html": [
         "0.655", "0.0607", "0.507", "1.603", "-0.873", "0.304", "-0.020", "-1.522",
@@ -198,6 +204,17 @@ def test_reference_lists_every_exported_name(html_dir: Path) -> None:
 
 
 @pytest.mark.book
+def test_chapters_close_with_links_to_the_names_they_added(html_dir: Path) -> None:
+    for module in export.collect(ROOT).values():
+        for block in module.blocks:
+            page = Path(block.chapter).with_suffix(".html")
+            links = parse(html_dir / page).links
+            for name in block.names:
+                if not name.startswith("_"):
+                    assert f"reference.html#{module.name}.{name}" in links, f"{page} does not list {name}"
+
+
+@pytest.mark.book
 def test_citations_link_to_the_bibliography(html_dir: Path) -> None:
     bibliography = html_dir / "book" / "bibliography.html"
     text = visible_text(bibliography)
@@ -205,7 +222,9 @@ def test_citations_link_to_the_bibliography(html_dir: Path) -> None:
                   "Pre-training of Deep Bidirectional Transformers", "Rare Words with Subword Units",
                   "Unsupervised Multitask Learners", "Word Vectors for Sentiment Analysis",
                   "Layer Normalization", "Gaussian Error Linear Units", "Rotary Position Embedding",
-                  "Phrases and their Compositionality"]:
+                  "Phrases and their Compositionality", "Long Short-Term Memory-Networks for Machine Reading",
+                  "A Structured Self-Attentive Sentence Embedding",
+                  "On Layer Normalization in the Transformer Architecture"]:
         assert title.lower() in text.lower(), f"bibliography lacks {title!r}"
     chapter = parse(html_dir / "book" / "04_self_attention.html")
     assert sum(link.startswith("bibliography.html#") for link in chapter.links) >= 2
@@ -246,6 +265,138 @@ def test_sphinx_linkcheck_finds_no_broken_link(html_dir: Path) -> None:
     statuses = [json.loads(line) for line in report.read_text(encoding="utf-8").splitlines() if line.strip()]
     bad = [s for s in statuses if s["status"] not in ("working", "ignored", "unchecked")]
     assert not bad, bad
+
+
+class Element:
+    """One element of a parsed page: its tag, attributes, children and the text directly in it."""
+
+    def __init__(self, tag: str, attrs: dict[str, str], parent: "Element | None") -> None:
+        self.tag, self.attrs, self.parent = tag, attrs, parent
+        self.children: list[Element] = []
+        self.text: list[str] = []
+
+    @property
+    def classes(self) -> set[str]:
+        return set(self.attrs.get("class", "").split())
+
+    def walk(self):
+        yield self
+        for child in self.children:
+            yield from child.walk()
+
+    def ancestors(self):
+        node = self.parent
+        while node is not None:
+            yield node
+            node = node.parent
+
+    def all_text(self) -> str:
+        parts: list[str] = []
+
+        def collect(node: Element) -> None:
+            parts.extend(node.text)
+            for child in node.children:
+                collect(child)
+        collect(self)
+        return html.unescape("".join(parts))
+
+
+class TreeParser(HTMLParser):
+    """A page as a tree of `Element`s (enough of the DOM for the checks below)."""
+
+    VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.root = Element("document", {}, None)
+        self.current = self.root
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        element = Element(tag, {k: v or "" for k, v in attrs}, self.current)
+        self.current.children.append(element)
+        if tag not in self.VOID:
+            self.current = element
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.current.children.append(Element(tag, {k: v or "" for k, v in attrs}, self.current))
+
+    def handle_endtag(self, tag: str) -> None:
+        node = self.current
+        while node is not None and node.tag != tag:
+            node = node.parent
+        if node is not None and node.parent is not None:
+            self.current = node.parent
+
+    def handle_data(self, data: str) -> None:
+        self.current.text.append(data)
+
+
+def page_tree(page: Path) -> Element:
+    parser = TreeParser()
+    parser.feed(page.read_text(encoding="utf-8"))
+    return parser.root
+
+
+def teaching_chapters() -> list[str]:
+    """The pages of chapters 1-9, which teach the Transformer's parts (maps, summaries, exercises)."""
+    return [page for page in chapter_pages() if int(Path(page).name[:2]) <= 9]
+
+
+def section(tree: Element, anchor: str) -> Element | None:
+    return next((e for e in tree.walk() if e.tag == "section" and e.attrs.get("id") == anchor), None)
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("page", teaching_chapters())
+def test_chapters_open_with_the_map_and_close_with_a_summary_and_exercises(html_dir: Path, page: str) -> None:
+    tree = page_tree(html_dir / page)
+    maps = [e for e in tree.walk() if e.tag == "img" and "pipeline-map" in e.classes]
+    assert len(maps) == 1, f"{page}: {len(maps)} maps (img.pipeline-map), expected one"
+    assert maps[0].attrs.get("alt", "").startswith("Map of the book"), f"{page}: the map has no alt text"
+    chapter = next(e for e in tree.walk() if e.tag == "section")  # the h1's section
+    opening = [e for e in chapter.walk() if (e.tag == "section" and e is not chapter) or e is maps[0]]
+    assert opening[0] is maps[0], f"{page}: the map must come before the first section"
+    summary = section(tree, "summary")
+    assert summary is not None, f"{page} has no 'Summary' section"
+    bullets = [e for e in summary.walk() if e.tag == "li"]
+    assert 4 <= len(bullets) <= 6, f"{page}: the summary has {len(bullets)} points, expected 4 to 6"
+    exercises = section(tree, "exercises")
+    assert exercises is not None, f"{page} has no 'Exercises' section"
+    solutions = [e for e in exercises.walk() if e.tag == "div" and "tag_solution" in e.classes]
+    assert len(solutions) >= 4, f"{page}: {len(solutions)} exercises with solutions, expected at least 4"
+    for solution in solutions:
+        assert "tag_hide-cell" in solution.classes, f"{page}: a solution is not folded"
+        assert any(e.tag == "details" for e in solution.walk()), f"{page}: a solution is not folded"
+    stated = len(re.findall(r"Exercise \d+", exercises.all_text()))
+    assert stated == len(solutions), f"{page}: {stated} exercises but {len(solutions)} solutions"
+    text = tree.all_text()
+    assert text.index("Summary") < text.index("Exercises") < text.index("What this chapter added to the package")
+
+
+PLOTTING = re.compile(r"\b(plt|ax|axes|fig)\.[a-z_]+\(")
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("page", teaching_chapters())
+def test_no_plotting_code_is_shown(html_dir: Path, page: str) -> None:
+    """Plotting code sits in folded cells: no visible code cell draws."""
+    tree = page_tree(html_dir / page)
+    shown = [
+        e.all_text() for e in tree.walk()
+        if e.tag == "div" and "cell_input" in e.classes and not any(a.tag == "details" for a in e.ancestors())
+    ]
+    assert shown, f"{page} shows no code at all?"
+    drawing = [code.strip().splitlines()[0] for code in shown if PLOTTING.search(code)]
+    assert not drawing, f"{page} shows plotting code in cells starting: {drawing}"
+
+
+@pytest.mark.book
+def test_exported_cells_are_marked_with_their_module(html_dir: Path) -> None:
+    for module in export.collect(ROOT).values():
+        for chapter in sorted({block.chapter for block in module.blocks}):
+            tree = page_tree(html_dir / Path(chapter).with_suffix(".html"))
+            badges = [e.all_text() for e in tree.walk() if e.tag == "div" and "export-badge" in e.classes]
+            assert f"exported to {module.name}" in badges, f"{chapter}: no cell marked 'exported to {module.name}'"
 
 
 # The chapters that read IMDB; each opens with scratchformer.imdb.STAND_IN_NOTICE when it could not.

@@ -11,6 +11,7 @@ from types import SimpleNamespace
 import jupytext
 import nbformat
 import pytest
+import yaml
 from IPython.core.inputtransformer2 import TransformerManager
 
 from conftest import ROOT
@@ -127,6 +128,42 @@ def test_repository_reference_covers_the_package() -> None:
                 assert f"{{py:obj}}`~{module.name}.{name}`" in text
 
 
+ADDITIONS = "## What this chapter added to the package\n\n```{package-additions}\n```\n\nProse after the list.\n"
+
+
+def test_a_chapter_closes_with_its_names_generated_from_its_cells(tmp_path: Path) -> None:
+    root = make_book(tmp_path, {"a": chapter(CELL_A), "b": chapter(CELL_CLASS + ADDITIONS), "c": chapter("# C\n")})
+    text = reference.chapter_additions(root, "book/b.md")
+    assert text.startswith("In {py:mod}`scratchformer.demo`:\n\n")
+    assert ("- {py:class}`Scaler(factor=2.0, *, bias=False) <scratchformer.demo.Scaler>`: Multiply by a constant. "
+            "Methods: {py:meth}`forward <scratchformer.demo.Scaler.forward>`.") in text
+    assert "- Constants: {py:data}`WIDTH <scratchformer.demo.WIDTH>`, {py:data}`LIMITS <scratchformer.demo.LIMITS>`." in text
+    assert "add" not in text, "only this chapter's names"
+    assert "`add(a, b) <scratchformer.demo.add>`" in reference.chapter_additions(root, "book/a.md")
+    assert reference.chapter_additions(root, "book/c.md").strip() == reference.NO_ADDITIONS
+    plain = reference.chapter_additions(root, "book/b.md", plain=True)
+    assert "- `Scaler(factor=2.0, *, bias=False)`: Multiply by a constant. Methods: `forward`." in plain
+    assert "{py:" not in plain
+    # The published notebook has the list written out, since notebooks know no directives.
+    notebook = notebooks.chapter_notebook(root / "book" / "b.md", REPO)
+    closing = notebook.cells[-1].source
+    assert "{package-additions}" not in closing and plain.strip() in closing and "Prose after the list." in closing
+
+
+def test_defaults_that_would_break_a_link_title_are_elided() -> None:
+    function = ast.parse("def f(a, marker='</w>', tick='`', n=3): pass").body[0]
+    assert reference.format_arguments(function.args, annotations=False) == "(a, marker=..., tick=..., n=3)"
+
+
+def test_every_chapter_lists_every_public_name_it_exports() -> None:
+    for module in export.collect(ROOT).values():
+        for block in module.blocks:
+            text = reference.chapter_additions(ROOT, block.chapter)
+            for name in block.names:
+                if not name.startswith("_"):
+                    assert f" <{module.name}.{name}>`" in text, f"{block.chapter} does not list {name}"
+
+
 def test_notebook_starts_with_the_install_cell_and_keeps_the_chapter(tmp_path: Path) -> None:
     root = make_book(tmp_path, {"a": chapter(CELL_A)})
     path = root / "book" / "a.md"
@@ -227,3 +264,110 @@ def test_repository_bibliography_has_the_papers_the_book_cites() -> None:
     }
     assert {"vaswani2017attention", "bahdanau2015neural", "radford2019language"} <= cited
     assert cited == keys, f"cited but missing: {cited - keys}; listed but never cited: {keys - cited}"
+
+
+# --- The execution cache follows the package and the data --------------------------------------
+
+
+def package_copy(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    package = root / "src" / "scratchformer"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text('"""The package."""\n')
+    (package / "attention.py").write_text("def attend():\n    return 1\n")
+    return root
+
+
+def test_execution_fingerprint_follows_the_package_source(tmp_path: Path) -> None:
+    root = package_copy(tmp_path)
+    before = book_site.execution_fingerprint(root, {})
+    assert before == book_site.execution_fingerprint(root, {})
+    (root / "src" / "scratchformer" / "__pycache__").mkdir()
+    (root / "src" / "scratchformer" / "__pycache__" / "attention.cpython-311.pyc").write_bytes(b"\0")
+    assert book_site.execution_fingerprint(root, {}) == before, "byte code is not source"
+    (root / "src" / "scratchformer" / "attention.py").write_text("def attend():\n    return 2\n")
+    after = book_site.execution_fingerprint(root, {})
+    assert after["package"] != before["package"]
+    assert book_site.changed_parts(before, after) == ["the package source (src/scratchformer) changed"]
+
+
+def test_execution_fingerprint_follows_the_imdb_data_and_the_requirement(tmp_path: Path) -> None:
+    root = package_copy(tmp_path)
+    data = tmp_path / "imdb"
+    no_cache = {"HF_DATASETS_CACHE": str(tmp_path / "no-cache")}
+    assert book_site.imdb_fingerprint(no_cache) == "none"
+    assert book_site.imdb_fingerprint({"IMDB_DIR": str(data)}) == "none", "a missing folder is no data"
+    data.mkdir()
+    (data / "train.jsonl").write_text('{"text": "good", "label": 1}\n')
+    with_data = book_site.imdb_fingerprint({"IMDB_DIR": str(data)})
+    assert with_data != "none"
+    (data / "train.jsonl").write_text('{"text": "good", "label": 1}\n{"text": "bad", "label": 0}\n')
+    assert book_site.imdb_fingerprint({"IMDB_DIR": str(data)}) != with_data
+    (data / "aclImdb" / "test").mkdir(parents=True)
+    grown = book_site.imdb_fingerprint({"IMDB_DIR": str(data)})
+    (data / "aclImdb" / "test" / "0_3.txt").write_text("Dull.")
+    assert book_site.imdb_fingerprint({"IMDB_DIR": str(data)}) != grown, "files in sub-folders count"
+    stand_in = book_site.execution_fingerprint(root, no_cache)
+    real = book_site.execution_fingerprint(root, {"IMDB_DIR": str(data), "SCRATCHFORMER_REQUIRE_IMDB": "1"})
+    assert book_site.changed_parts(stand_in, real) == [
+        "the IMDB data (IMDB_DIR or the datasets cache) changed", "SCRATCHFORMER_REQUIRE_IMDB changed",
+    ]
+
+
+def test_the_jupyter_cache_is_emptied_when_the_fingerprint_changes(tmp_path: Path) -> None:
+    cache = tmp_path / "_build" / ".jupyter_cache"
+    (cache / "executed").mkdir(parents=True)
+    (cache / "global.db").write_text("cached outputs of unknown origin")
+    stand_in = {"package": "p1", "imdb": "none", "require_imdb": ""}
+    assert book_site.refresh_execution_cache(cache, stand_in) == [
+        "no record of what the cached outputs were computed with"
+    ]
+    assert not (cache / "global.db").exists()
+    (cache / "global.db").write_text("outputs computed on the stand-in")
+    assert book_site.refresh_execution_cache(cache, stand_in) == [], "same package and data: the cache stays"
+    assert (cache / "global.db").exists()
+    real = dict(stand_in, imdb="abc", require_imdb="1")
+    assert book_site.refresh_execution_cache(cache, real)
+    assert not (cache / "global.db").exists(), "a build on IMDB does not reuse the stand-in's outputs"
+    (cache / "global.db").write_text("outputs computed on IMDB")
+    assert book_site.refresh_execution_cache(cache, stand_in), "nor the reverse"
+    assert not (cache / "global.db").exists()
+
+
+def test_every_page_is_reread_when_pages_were_read_against_other_code() -> None:
+    app = SimpleNamespace(scratchformer_execution={"package": "p2"})
+    env = SimpleNamespace(found_docs={"book/04_self_attention", "book/05_scaling"})
+    assert book_site.outdated_pages(app, env, set(), set(), set()) == ["book/04_self_attention", "book/05_scaling"]
+    book_site.remember_execution(app, env)
+    assert book_site.outdated_pages(app, env, set(), set(), set()) == []
+    app.scratchformer_execution = {"package": "p3"}
+    assert len(book_site.outdated_pages(app, env, set(), set(), set())) == 2
+
+
+def test_the_pages_workflow_builds_on_imdb_with_an_exact_cache() -> None:
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "book.yml").read_text())
+    steps = workflow["jobs"]["build-and-deploy"]["steps"]
+    cache = next(step for step in steps if step.get("uses", "").startswith("actions/cache"))
+    assert "restore-keys" not in cache["with"], "a near-miss cache would serve outputs of other code"
+    build = next(step for step in steps if "make book" in step.get("run", ""))
+    assert build["env"]["SCRATCHFORMER_REQUIRE_IMDB"] == "1"
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    assert 'data = ["datasets' in pyproject and ".[book,test,data,bench]" in (ROOT / "Makefile").read_text()
+
+
+def test_imdb_in_the_datasets_cache_counts_as_data(tmp_path: Path) -> None:
+    """`make imdb` fills the datasets cache; a build after it must not reuse stand-in outputs."""
+    environ = {"HF_DATASETS_CACHE": str(tmp_path / "cache")}
+    assert book_site.imdb_fingerprint(environ) == "none"
+    (tmp_path / "cache" / "other_dataset").mkdir(parents=True)
+    assert book_site.imdb_fingerprint(environ) == "none", "only IMDB counts"
+    shard = tmp_path / "cache" / "stanfordnlp___imdb" / "plain_text" / "train.arrow"
+    shard.parent.mkdir(parents=True)
+    shard.write_bytes(b"arrow")
+    cached = book_site.imdb_fingerprint(environ)
+    assert cached.startswith("datasets cache ")
+    shard.write_bytes(b"arrow, longer")
+    assert book_site.imdb_fingerprint(environ) != cached
+    data = tmp_path / "imdb"
+    data.mkdir()
+    assert book_site.imdb_fingerprint({**environ, "IMDB_DIR": str(data)}) != cached, "IMDB_DIR wins"

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import difflib
+import re
 import shutil
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
+import jupytext
 import pytest
+import yaml
 
 from conftest import ROOT
 
@@ -134,8 +138,11 @@ def test_shell_escape_is_refused(tmp_path: Path) -> None:
 
 def test_export_tag_without_module_is_refused(tmp_path: Path) -> None:
     root = make_book(tmp_path, {"a": chapter(CELL_A, module=None)})
-    with pytest.raises(export.ExportError, match=r"book/a\.md:\d+: .*no 'export:' module"):
+    with pytest.raises(export.ExportError) as info:
         export.export(root)
+    message = str(info.value)
+    assert re.match(r"book/a\.md:\d+: cell is tagged 'export' but the chapter's front matter has no 'export:' key", message)
+    assert "jupytext.toml" in message and "export_doc" in message, "the message names the likely cause"
 
 
 def test_error_line_points_at_the_cell_fence(tmp_path: Path) -> None:
@@ -162,7 +169,7 @@ def test_check_reports_hand_edits_and_stale_modules(tmp_path: Path) -> None:
     module.write_text(module.read_text().replace("a + b", "a - b"))
     diff = export.check(root)
     assert "-    return a - b" in diff and "+    return a + b" in diff
-    export.export(root)
+    export.export(root, force=True)
     (root / "book" / "a.md").write_text(chapter(CELL_A, module="scratchformer.other"))
     diff = export.check(root)
     assert "demo.py" in diff and "other.py" in diff
@@ -171,8 +178,9 @@ def test_check_reports_hand_edits_and_stale_modules(tmp_path: Path) -> None:
 
 
 def copy_repo(tmp_path: Path) -> Path:
+    """A copy of what the exporter reads and writes (the chapters, the toc, src/, the tools)."""
     root = tmp_path / "repo"
-    for name in ("_toc.yml", "book", "src", "tools"):
+    for name in ("_toc.yml", "jupytext.toml", "book", "src", "tools"):
         source = ROOT / name
         if source.is_dir():
             shutil.copytree(source, root / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
@@ -182,11 +190,33 @@ def copy_repo(tmp_path: Path) -> Path:
     return root
 
 
-def run_check(root: Path) -> subprocess.CompletedProcess:
+def run_export(root: Path, *args: str, python: list[str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "export.py"), "--check", "--root", str(root)],
+        [*(python or [sys.executable]), str(ROOT / "tools" / "export.py"), *args, "--root", str(root)],
         capture_output=True, text=True,
     )
+
+
+def run_check(root: Path) -> subprocess.CompletedProcess:
+    return run_export(root, "--check")
+
+
+def an_exported_line(root: Path, module: str = "scratchformer.attention") -> tuple[export.Block, int, str]:
+    """A `return` line of an exported cell of `module`: (block, line in the chapter, its text).
+
+    Found through the exporter itself, so the test does not depend on how the chapter phrases it.
+    """
+    for block in export.collect(root)[module].blocks:
+        for text, line in zip(block.body.split("\n"), block.body_lines):
+            if text.strip().startswith("return ") and not text.rstrip().endswith("\\"):
+                return block, line, text
+    raise AssertionError(f"no exported cell of {module} has a return statement")
+
+
+def edit_line(path: Path, line: int, new: str) -> None:
+    lines = path.read_text(encoding="utf-8").split("\n")
+    lines[line - 1] = new
+    path.write_text("\n".join(lines), encoding="utf-8")
 
 
 def test_repository_is_in_sync() -> None:
@@ -197,22 +227,23 @@ def test_repository_is_in_sync() -> None:
 def test_check_fails_when_a_generated_module_is_edited_alone(tmp_path: Path) -> None:
     root = copy_repo(tmp_path)
     module = root / "src" / "scratchformer" / "attention.py"
-    module.write_text(module.read_text().replace("math.sqrt(q.shape[-1])", "q.shape[-1]"))
+    _, _, exported = an_exported_line(root)
+    lines = module.read_text().split("\n")
+    number = lines.index(exported) + 1
+    edit_line(module, number, exported + "  # edited by hand")
     result = run_check(root)
     assert result.returncode == 1
-    assert "attention.py" in result.stdout and "math.sqrt(q.shape[-1])" in result.stdout
+    assert "attention.py" in result.stdout and f"+{exported}\n" in result.stdout
+    assert "src/scratchformer/attention.py edited by hand" in result.stderr
 
 
 def test_check_fails_when_an_exported_cell_is_edited_alone(tmp_path: Path) -> None:
     root = copy_repo(tmp_path)
-    chapter_path = root / "book" / "04_self_attention.md"
-    text = chapter_path.read_text()
-    exported_line = "scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])"
-    assert text.count(exported_line) == 1
-    chapter_path.write_text(text.replace(exported_line, "scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5"))
+    block, line, exported = an_exported_line(root)
+    edit_line(root / block.chapter, line, exported + "  # edited in the chapter")
     result = run_check(root)
     assert result.returncode == 1
-    assert "+    scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5" in result.stdout
+    assert f"+{exported}  # edited in the chapter\n" in result.stdout
 
 
 CELL_SEVERAL = """
@@ -310,3 +341,311 @@ def test_export_doc_for_a_module_the_chapter_does_not_feed_is_refused(tmp_path: 
     root = make_book(tmp_path, {"c": chapter(CELL_SEVERAL, doc=doc)})
     with pytest.raises(export.ExportError, match=r"book/c\.md: .*'scratchformer\.dtaa', but no cell"):
         export.export(root)
+
+
+# --- Editing a chapter as a notebook -------------------------------------------------------------
+
+# What jupytext changes in a chapter's text on its way back from a notebook. None of it changes
+# what the chapter means (the cells, their tags, the front matter's keys and values):
+# - the front matter is written by PyYAML: the same keys and values, but sorted, and long strings
+#   quoted instead of written as `|` blocks;
+# - a blank line goes between a Markdown cell and a code cell that followed it directly (a
+#   `(label)=` target right before the cell it labels);
+# - a tag list whose tag holds a colon is quoted: `[export:scratchformer.imdb]` becomes
+#   `['export:scratchformer.imdb']`.
+FENCE_OR_TAGS = re.compile(r"^(`{3,}|~{3,})\{code-cell\}|^:tags:")
+
+
+def notebook_chapters() -> list[str]:
+    """The chapters that are notebooks (their front matter names a kernel), in toc order."""
+    return [c for c in export.toc_chapters(ROOT) if "\nkernelspec:" in (ROOT / c).read_text().split("\n---\n")[0]]
+
+
+def front_matter(text: str) -> tuple[dict, list[str]]:
+    assert text.startswith("---\n")
+    end = text.index("\n---\n", 4)
+    return yaml.safe_load(text[4:end]), text[end + len("\n---\n"):].split("\n")
+
+
+def unexplained_changes(before: list[str], after: list[str]) -> list[str]:
+    """The differences between two chapter bodies that are not in the list above."""
+    problems = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        if tag == "insert" and after[j1:j2] == [""] and i1 < len(before) and FENCE_OR_TAGS.match(before[i1]):
+            continue  # a blank line before a code cell
+        if tag == "replace" and i2 - i1 == j2 - j1 and all(
+            old.startswith(":tags:") and new.startswith(":tags:")
+            and yaml.safe_load(old[len(":tags:"):]) == yaml.safe_load(new[len(":tags:"):])
+            for old, new in zip(before[i1:i2], after[j1:j2])
+        ):
+            continue  # the same tags, quoted
+        problems.append(f"{tag} at line {i1 + 1}: {before[i1:i2]!r} -> {after[j1:j2]!r}")
+    return problems
+
+
+def notebook_round_trip(root: Path, chapters: list[str]) -> None:
+    """`jupytext --to ipynb` every chapter, then `jupytext --to myst` the notebooks, as a contributor would."""
+    jupytext_cli = [sys.executable, "-m", "jupytext", "--quiet"]
+    subprocess.run([*jupytext_cli, "--to", "ipynb", *chapters], cwd=root, check=True, capture_output=True)
+    notebooks = [str(Path(c).with_suffix(".ipynb")) for c in chapters]
+    subprocess.run([*jupytext_cli, "--to", "myst", *notebooks], cwd=root, check=True, capture_output=True)
+
+
+@pytest.mark.slow
+def test_every_chapter_survives_a_round_trip_through_a_notebook(tmp_path: Path) -> None:
+    root = copy_repo(tmp_path)
+    chapters = notebook_chapters()
+    assert len(chapters) >= 10
+    notebook_round_trip(root, chapters)
+    for chapter in chapters:
+        original, back = (ROOT / chapter).read_text(), (root / chapter).read_text()
+        (meta_before, body_before), (meta_after, body_after) = front_matter(original), front_matter(back)
+        assert meta_after == meta_before, f"{chapter}: the front matter changed (is jupytext.toml's filter complete?)"
+        problems = unexplained_changes(body_before, body_after)
+        assert not problems, f"{chapter} changed on its way through a notebook:\n" + "\n".join(problems)
+        cells = [(c.cell_type, c.source, dict(c.metadata)) for c in jupytext.reads(original, fmt="md:myst").cells]
+        assert cells == [(c.cell_type, c.source, dict(c.metadata)) for c in jupytext.reads(back, fmt="md:myst").cells]
+    result = run_check(root)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr
+
+
+@pytest.mark.slow
+def test_a_round_trip_without_the_jupytext_config_is_explained(tmp_path: Path) -> None:
+    """The trap jupytext.toml closes: jupytext drops `export:`, and the exporter says so."""
+    root = copy_repo(tmp_path)
+    (root / "jupytext.toml").unlink()
+    notebook_round_trip(root, ["book/04_self_attention.md"])
+    assert "export:" not in (root / "book" / "04_self_attention.md").read_text().split("\n---\n")[0]
+    result = run_check(root)
+    assert result.returncode == 2
+    assert re.search(r"book/04_self_attention\.md:\d+: cell is tagged 'export' but the chapter's front matter "
+                     r"has no 'export:' key", result.stderr)
+    assert "jupytext.toml" in result.stderr
+
+
+# --- Hand edits in src/ -------------------------------------------------------------------------
+
+
+def hand_edit(module: Path, old: str, new: str) -> None:
+    text = module.read_text()
+    assert text.count(old) == 1
+    module.write_text(text.replace(old, new))
+
+
+def test_a_generated_module_records_its_fingerprint(tmp_path: Path) -> None:
+    root = make_book(tmp_path, {"a": chapter(CELL_A)})
+    export.export(root)
+    text = (root / "src" / "scratchformer" / "demo.py").read_text()
+    assert text.split("\n")[2].startswith(export.FINGERPRINT_MARK)
+    assert export.recorded_fingerprint(text) == export.fingerprint(text)
+    assert not export.hand_edited(text)
+
+
+def test_a_hand_edit_is_refused_naming_the_chapter_line(tmp_path: Path) -> None:
+    root = make_book(tmp_path, {"a": chapter(CELL_A)})
+    export.export(root)
+    module = root / "src" / "scratchformer" / "demo.py"
+    hand_edit(module, "return a + b", "return a + b + 0")
+    edited = module.read_text()
+    lines = (root / "book" / "a.md").read_text().split("\n")
+    line = lines.index("    return a + b") + 1
+    result = run_export(root)
+    assert result.returncode == 2
+    module_line = edited.split("\n").index("    return a + b + 0") + 1
+    assert f"src/scratchformer/demo.py:{module_line} `return a + b + 0`: edit book/a.md:{line} instead" in result.stderr
+    assert "--force" in result.stderr and "--update" in result.stderr
+    assert module.read_text() == edited, "nothing is overwritten"
+    assert "wrote" not in result.stdout
+
+
+def test_force_discards_a_hand_edit(tmp_path: Path) -> None:
+    root = make_book(tmp_path, {"a": chapter(CELL_A)})
+    export.export(root)
+    module = root / "src" / "scratchformer" / "demo.py"
+    hand_edit(module, "return a + b", "return a + b + 0")
+    result = run_export(root, "--force")
+    assert result.returncode == 0, result.stderr
+    assert "wrote src/scratchformer/demo.py" in result.stdout
+    assert "return a + b\n" in module.read_text()
+
+
+def test_a_hand_edit_already_made_in_the_chapter_is_not_refused(tmp_path: Path) -> None:
+    root = make_book(tmp_path, {"a": chapter(CELL_A)})
+    export.export(root)
+    hand_edit(root / "src" / "scratchformer" / "demo.py", "return a + b", "return b + a")
+    hand_edit(root / "book" / "a.md", "return a + b", "return b + a")
+    assert export.export(root) == [root / "src" / "scratchformer" / "demo.py"]
+
+
+def test_a_module_with_merge_conflicts_is_regenerated(tmp_path: Path) -> None:
+    root = make_book(tmp_path, {"a": chapter(CELL_A)})
+    export.export(root)
+    module = root / "src" / "scratchformer" / "demo.py"
+    lines = module.read_text().split("\n")
+    lines[2:3] = ["<<<<<<< HEAD", lines[2], "=======", export.FINGERPRINT_MARK + "0123456789abcdef", ">>>>>>> other"]
+    module.write_text("\n".join(lines))
+    assert export.export(root) == [module]
+    assert "<<<<<<<" not in module.read_text()
+
+
+def test_a_hand_written_module_is_not_overwritten(tmp_path: Path) -> None:
+    root = make_book(tmp_path, {"a": chapter(CELL_A)})
+    (root / "src" / "scratchformer" / "demo.py").write_text('"""Written by hand."""\n')
+    with pytest.raises(export.ExportError, match=r"demo\.py: exists without the generated header"):
+        export.export(root)
+
+
+def test_a_hand_edit_of_a_module_no_chapter_generates_is_refused(tmp_path: Path) -> None:
+    root = make_book(tmp_path, {"a": chapter(CELL_A)})
+    export.export(root)
+    module = root / "src" / "scratchformer" / "demo.py"
+    hand_edit(module, "return a + b", "return a * b")
+    (root / "book" / "a.md").write_text(chapter(CELL_A, module="scratchformer.other"))
+    with pytest.raises(export.ExportError, match=r"demo\.py: no chapter in _toc\.yml generates it any more"):
+        export.export(root)
+    assert module.exists()
+
+
+def test_a_hand_edit_in_the_repository_is_refused(tmp_path: Path) -> None:
+    """The trap on the real package: `make export` used to overwrite the edit, printing only `wrote ...`."""
+    root = copy_repo(tmp_path)
+    block, line, exported = an_exported_line(root)
+    module = root / "src" / "scratchformer" / "attention.py"
+    lines = module.read_text().split("\n")
+    module_line = lines.index(exported) + 1
+    edit_line(module, module_line, exported + "  # edited by hand")
+    result = run_export(root)
+    assert result.returncode == 2
+    assert f"src/scratchformer/attention.py:{module_line} " in result.stderr
+    assert f"edit {block.chapter}:{line} instead" in result.stderr
+    assert "edited by hand" in module.read_text()
+
+
+# --- Carrying a hand edit back into its chapter ---------------------------------------------------
+
+CELL_UPDATE = """
+# U chapter
+
+## Adding
+
+```{code-cell} ipython3
+:tags: [export]
+
+import math
+
+
+def add(a: int, b: int) -> int:
+    total = a + b
+    return total
+```
+
+## Scaling
+
+```{code-cell} ipython3
+:tags: [export]
+
+def scale(x):
+    return x * math.pi
+```
+"""
+
+
+def test_update_carries_replaced_inserted_and_deleted_lines_back(tmp_path: Path) -> None:
+    root = make_book(tmp_path, {"u": chapter(CELL_UPDATE)})
+    export.export(root)
+    module = root / "src" / "scratchformer" / "demo.py"
+    hand_edit(module, "    total = a + b\n", "    # the sum\n    total = b + a\n")  # replace + insert
+    hand_edit(module, "    return x * math.pi\n", "    y = x * math.pi\n    return y\n")
+    hand_edit(module, "def scale(x):\n", "def scale(x):\n    \"\"\"Scale by pi.\"\"\"\n")  # insert at a cell's top
+    edited = module.read_text()
+    result = run_export(root, "--update")
+    assert result.returncode == 0, result.stderr
+    assert "carried back: book/u.md" in result.stdout
+    text = (root / "book" / "u.md").read_text()
+    assert "    # the sum\n    total = b + a\n    return total\n```" in text
+    assert 'def scale(x):\n    """Scale by pi."""\n    y = x * math.pi\n    return y\n```' in text
+    assert export.without_fingerprint(module.read_text()) == export.without_fingerprint(edited)
+    assert not export.hand_edited(module.read_text())
+    assert export.check(root) == ""
+    hand_edit(module, "    # the sum\n", "")  # a deletion
+    assert run_export(root, "--update").returncode == 0
+    assert "# the sum" not in (root / "book" / "u.md").read_text()
+    assert export.check(root) == ""
+
+
+def test_update_refuses_an_edit_of_the_gathered_imports(tmp_path: Path) -> None:
+    root = make_book(tmp_path, {"u": chapter(CELL_UPDATE)})
+    export.export(root)
+    before = (root / "book" / "u.md").read_text()
+    hand_edit(root / "src" / "scratchformer" / "demo.py", "import math\n", "import math\nimport os\n")
+    with pytest.raises(export.ExportError, match="outside the code of an exported cell"):
+        export.update(root)
+    assert (root / "book" / "u.md").read_text() == before
+
+
+def test_update_refuses_when_the_chapter_changed_too(tmp_path: Path) -> None:
+    root = make_book(tmp_path, {"u": chapter(CELL_UPDATE)})
+    export.export(root)
+    hand_edit(root / "src" / "scratchformer" / "demo.py", "total = a + b", "total = b + a")
+    hand_edit(root / "book" / "u.md", "return x * math.pi", "return x * 2 * math.pi")
+    before = (root / "book" / "u.md").read_text()
+    with pytest.raises(export.ExportError, match="its chapters changed too"):
+        export.update(root)
+    assert (root / "book" / "u.md").read_text() == before
+
+
+def test_update_refuses_an_edit_spanning_two_cells(tmp_path: Path) -> None:
+    root = make_book(tmp_path, {"u": chapter(CELL_UPDATE)})
+    export.export(root)
+    module = root / "src" / "scratchformer" / "demo.py"
+    text = module.read_text()
+    start, end = text.index("    return total\n"), text.index("def scale(x):\n")
+    module.write_text(text[:start] + "    return total + 0\n\n\n" + text[end:])
+    with pytest.raises(export.ExportError, match="by hand"):
+        export.update(root)
+
+
+def test_update_in_the_repository_edits_the_chapter_line(tmp_path: Path) -> None:
+    root = copy_repo(tmp_path)
+    block, line, exported = an_exported_line(root)
+    module = root / "src" / "scratchformer" / "attention.py"
+    edit_line(module, module.read_text().split("\n").index(exported) + 1, exported + "  # carried back")
+    result = run_export(root, "--update")
+    assert result.returncode == 0, result.stderr
+    assert (root / block.chapter).read_text().split("\n")[line - 1] == exported + "  # carried back"
+    assert run_check(root).returncode == 0
+
+
+# --- Silent skips and misleading messages ---------------------------------------------------------
+
+
+def test_a_chapter_outside_the_toc_with_export_cells_is_refused(tmp_path: Path) -> None:
+    root = copy_repo(tmp_path)
+    toc = root / "_toc.yml"
+    toc.write_text(toc.read_text().replace("      - file: book/09_transformer_block\n", ""))
+    result = run_export(root)
+    assert result.returncode == 2
+    assert re.search(r"book/09_transformer_block\.md:\d+: .*not listed in _toc\.yml.*add it to _toc\.yml", result.stderr)
+    assert (root / "src" / "scratchformer" / "block.py").exists()
+
+
+def test_removing_a_chapter_says_removed(tmp_path: Path) -> None:
+    root = copy_repo(tmp_path)
+    toc = root / "_toc.yml"
+    toc.write_text(toc.read_text().replace("      - file: book/09_transformer_block\n", ""))
+    (root / "book" / "09_transformer_block.md").unlink()
+    result = run_export(root)
+    assert result.returncode == 0, result.stderr
+    assert "removed src/scratchformer/block.py" in result.stdout
+    assert "wrote src/scratchformer/block.py" not in result.stdout
+    assert not (root / "src" / "scratchformer" / "block.py").exists()
+
+
+def test_running_without_the_virtual_environment_says_what_to_do(tmp_path: Path) -> None:
+    # -S: no site-packages, as with a system Python that lacks jupytext.
+    result = run_export(ROOT, "--check", python=[sys.executable, "-S"])
+    assert result.returncode != 0
+    assert "No module named" in result.stderr and "make export" in result.stderr and ".venv" in result.stderr
+    assert "Traceback" not in result.stderr

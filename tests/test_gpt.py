@@ -20,7 +20,7 @@ import torch.nn.functional as F
 
 from scratchformer.gpt import (GPTConfig, GPTModel, KVCache, block_with_cache, document_nll,
                                generate, next_token_probabilities)
-from scratchformer.gpt_cli import check_out_dir, gpt_preset
+from scratchformer.gpt_cli import gpt_preset
 from scratchformer.gpt_data import (SPECIAL_TOKENS, Document, TokenWindows, encode_document,
                                     language_model_documents, special_ids, token_stream,
                                     train_review_tokenizer)
@@ -31,7 +31,8 @@ from scratchformer.ngram import (BigramCounts, add_k_bigram_log_prob, bits_per_b
                                  document_pairs, kneser_ney_bigram_log_prob,
                                  kneser_ney_discount, unigram_log_prob)
 from scratchformer.tokenizer import END_OF_TEXT
-from scratchformer.train import main, read_checkpoint
+from scratchformer.checkpoint import read_checkpoint
+from scratchformer.cli import main
 
 FILLER = ["the", "movie", "plot", "actor", "scene", "was", "a", "and", "camera", "story"]
 POSITIVE = ["great", "wonderful", "loved", "superb"]
@@ -521,15 +522,23 @@ def test_generate_is_judged_by_a_classifier(tmp_path: Path, toy_dir: Path) -> No
     assert record["judge_sha256"] and record["checkpoint_sha256"]
 
 
-def test_out_dir_rules(tmp_path: Path) -> None:
-    check_out_dir(tmp_path, resume=False, overwrite=False)  # an empty folder is fine
-    (tmp_path / "results.json").write_text("{}")
-    with pytest.raises(ValueError, match="pass --resume to continue it or --overwrite"):
-        check_out_dir(tmp_path, resume=False, overwrite=False)
-    with pytest.raises(FileNotFoundError, match="no last.pt"):
-        check_out_dir(tmp_path, resume=True, overwrite=False)
-    with pytest.raises(ValueError, match="contradict"):
-        check_out_dir(tmp_path, resume=True, overwrite=True)
+def test_a_folder_holds_one_run(tmp_path: Path, toy_dir: Path, capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "run"
+    arguments = tiny_run_arguments(toy_dir, out, tmp_path / "cache")
+    assert main([*arguments, "--resume"]) == 2
+    assert "nothing to resume" in capsys.readouterr().err
+    assert main(arguments) == 0
+    assert not (out / ".lock").exists(), "the lock goes when the run ends"
+    (out / ".lock").write_text('{"pid": 1, "host": "elsewhere"}')
+    assert main([*arguments, "--overwrite"]) == 2
+    assert "in use by another run" in capsys.readouterr().err
+    (out / ".lock").unlink()
+    (out / "tokenizer.json").unlink()
+    assert main([*arguments, "--resume"]) == 2
+    assert "no " + str(out / "tokenizer.json") in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main([*arguments, "--resume", "--overwrite"])
+    assert "not allowed with argument" in capsys.readouterr().err
 
 
 def free_port() -> int:
@@ -540,7 +549,7 @@ def free_port() -> int:
 
 def test_two_process_ddp_run_on_cpu(tmp_path: Path, toy_dir: Path) -> None:
     runner = tmp_path / "run_cli.py"
-    runner.write_text("import sys\nfrom scratchformer.train import main\nsys.exit(main())\n")
+    runner.write_text("import sys\nfrom scratchformer.cli import main\nsys.exit(main())\n")
     out = tmp_path / "ddp"
     env = {**os.environ, "GLOO_SOCKET_IFNAME": "lo", "OMP_NUM_THREADS": "1"}
     command = [sys.executable, "-m", "torch.distributed.run", "--nnodes=1", "--nproc_per_node=2",

@@ -253,3 +253,13 @@ def test_rope_preserves_norms(device: torch.device, positions: list[int], seed: 
     x = torch.randn(len(positions), 32, generator=generator).to(device)
     rotated = apply_rope(x, torch.tensor(positions, device=device))
     torch.testing.assert_close(rotated.norm(dim=-1), x.norm(dim=-1), atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.bool])
+def test_rope_refuses_integer_tensors(device: torch.device, dtype: torch.dtype) -> None:
+    x = torch.arange(8, device=device).reshape(2, 4).to(dtype)
+    with pytest.raises(ValueError, match="floating-point"):
+        apply_rope(x)
+    with pytest.raises(ValueError, match="floating-point"):
+        rotate_pairs(x, torch.zeros(2, device=device))
+    assert apply_rope(x.float()).abs().sum() > 0

@@ -11,7 +11,15 @@ Registered in `_config.yml` (`sphinx: local_extensions`). It
   from where both services open it);
 - fills `book/reference.md` at read time with the package reference (tools/reference.py),
   re-reading it whenever a chapter changes;
+- provides the directive `package-additions`, which closes each chapter with the names it adds
+  to the package, generated from its exported cells (tools/reference.py);
+- keys the executed chapters on what they run against: the package's source and the IMDB
+  data (`IMDB_DIR`, `SCRATCHFORMER_REQUIRE_IMDB`). Jupyter's cache knows only a chapter's own
+  cells, so a change in chapter 4's exported function re-ran chapter 4 and served chapter 5
+  from the cache; when that fingerprint changes, the cache is emptied and every page re-read;
 - includes each page script once (see `drop_duplicate_scripts`);
+- labels each exported code cell with the module it goes to ("exported to
+  `scratchformer.attention`", styled by `_static/scratchformer.css`);
 - labels the bibliography like the citations ("Vaswani et al., 2017"), not [1], [2], ...
 
 What this deliberately does not handle: builders other than HTML (they get none of this),
@@ -21,17 +29,24 @@ and MathJax 4 (its fonts live in separate npm packages).
 from __future__ import annotations
 
 import filecmp
+import hashlib
+import html
 import json
+import os
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from pybtex.plugin import register_plugin
 from pybtex.style.formatting.plain import Style as PlainStyle
 from pybtex.style.labels import BaseLabelStyle
+from docutils import nodes
+from docutils.statemachine import StringList
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
 from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective
 
 import export
 import notebooks
@@ -43,6 +58,9 @@ MATHJAX_ENTRY = "tex-mml-chtml.js"
 # What the combined component loads lazily: TeX extensions, fonts, the menu, accessibility.
 MATHJAX_PARTS = [MATHJAX_ENTRY, "input", "output", "ui", "a11y", "sre", "adaptors"]
 REFERENCE_DOC = "book/reference"
+PACKAGE_DIR = "src/scratchformer"
+# Kept inside the cache folder, so that a cache restored elsewhere (CI) carries its own record.
+EXECUTION_STAMP = "scratchformer-fingerprint.json"
 
 
 def _is_html(app: Sphinx) -> bool:
@@ -119,6 +137,130 @@ def fill_reference(app: Sphinx, docname: str, source: list[str]) -> None:
         app.env.note_dependency(str(Path(reference.__file__).with_name(tool)))
 
 
+class PackageAdditions(SphinxDirective):
+    """```{package-additions}```: the names this chapter adds to the package, from its exported cells."""
+
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        root = Path(self.env.srcdir)
+        chapter = Path(self.env.doc2path(self.env.docname)).relative_to(root).as_posix()
+        try:
+            text = reference.chapter_additions(root, chapter)
+        except export.ExportError as err:
+            raise self.error(f"package additions: {err}") from err
+        for tool in ("export.py", "reference.py"):
+            self.env.note_dependency(str(Path(reference.__file__).with_name(tool)))
+        container = nodes.container()
+        self.state.nested_parse(StringList(text.splitlines(), source=chapter), self.content_offset, container)
+        return container.children
+
+
+def folder_fingerprint(base: Path) -> str:
+    """Names, sizes and times of every file under `base` (contents are not read)."""
+    digest = hashlib.sha256()
+    for dirpath, dirnames, filenames in os.walk(base):
+        dirnames.sort()
+        for name in sorted(filenames):
+            path = Path(dirpath) / name
+            stat = path.stat()
+            digest.update(f"{path.relative_to(base).as_posix()}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+def datasets_cache(environ: Mapping[str, str]) -> Path:
+    """Where `datasets` keeps what `make imdb` downloaded."""
+    if environ.get("HF_DATASETS_CACHE"):
+        return Path(environ["HF_DATASETS_CACHE"])
+    home = environ.get("HF_HOME") or Path(environ.get("HOME", "~")).expanduser() / ".cache" / "huggingface"
+    return Path(home) / "datasets"
+
+
+def imdb_fingerprint(environ: Mapping[str, str]) -> str:
+    """The IMDB copy the chapters read: the files in `IMDB_DIR`, else IMDB in the datasets cache.
+
+    "none" when neither exists (the chapters then use the stand-in). Contents are not read: the
+    real dataset is 50 MB compressed.
+    """
+    folder = environ.get("IMDB_DIR")
+    if folder:
+        return folder_fingerprint(Path(folder)) if Path(folder).is_dir() else "none"
+    cache = datasets_cache(environ)
+    cached = sorted(path for path in cache.glob("*imdb*") if path.is_dir()) if cache.is_dir() else []
+    if not cached:
+        return "none"
+    digest = hashlib.sha256()
+    for path in cached:
+        digest.update(f"{path.name}\0{folder_fingerprint(path)}\n".encode())
+    return "datasets cache " + digest.hexdigest()
+
+
+def execution_fingerprint(root: Path, environ: Mapping[str, str] = os.environ) -> dict[str, str]:
+    """What an executed chapter depends on besides its own cells."""
+    package = hashlib.sha256()
+    for path in sorted((root / PACKAGE_DIR).rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            package.update(path.relative_to(root).as_posix().encode() + b"\0")
+            package.update(hashlib.sha256(path.read_bytes()).digest())
+    return {
+        "package": package.hexdigest(),
+        "imdb": imdb_fingerprint(environ),
+        "require_imdb": environ.get("SCRATCHFORMER_REQUIRE_IMDB", ""),
+    }
+
+
+def changed_parts(stored: Mapping[str, str] | None, current: Mapping[str, str]) -> list[str]:
+    """Why two fingerprints differ, in words."""
+    if not stored:
+        return ["no record of what the cached outputs were computed with"]
+    words = {"package": f"the package source ({PACKAGE_DIR}) changed",
+             "imdb": "the IMDB data (IMDB_DIR or the datasets cache) changed",
+             "require_imdb": "SCRATCHFORMER_REQUIRE_IMDB changed"}
+    return [words.get(key, f"{key} changed") for key in sorted(set(stored) | set(current))
+            if stored.get(key) != current.get(key)]
+
+
+def refresh_execution_cache(cache: Path, current: Mapping[str, str]) -> list[str]:
+    """Empty the jupyter cache unless it was filled with `current`; return why it was emptied."""
+    stamp = cache / EXECUTION_STAMP
+    try:
+        stored = json.loads(stamp.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        stored = None
+    if stored == dict(current):
+        return []
+    if cache.exists():
+        shutil.rmtree(cache)
+    cache.mkdir(parents=True)
+    stamp.write_text(json.dumps(dict(current), indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return changed_parts(stored, current)
+
+
+def key_execution(app: Sphinx) -> None:
+    """At the start of a build: drop cached outputs computed against another package or data."""
+    current = execution_fingerprint(Path(app.srcdir))
+    app.scratchformer_execution = current  # type: ignore[attr-defined]
+    config = getattr(app.env, "mystnb_config", None)
+    cache = Path(getattr(config, "execution_cache_path", "") or Path(app.outdir).parent / ".jupyter_cache")
+    reasons = refresh_execution_cache(cache, current)
+    if reasons:
+        logger.info(f"emptied the jupyter cache {cache}: {'; '.join(reasons)}")
+
+
+def outdated_pages(app: Sphinx, env: Any, added: set[str], changed: set[str], removed: set[str]) -> list[str]:
+    """Every page, when the pages were last read against another package or data."""
+    current = getattr(app, "scratchformer_execution", None)
+    if current is None or getattr(env, "scratchformer_execution", None) == current:
+        return []
+    logger.info("re-reading every page: they were executed against another package or other data")
+    return sorted(env.found_docs)
+
+
+def remember_execution(app: Sphinx, env: Any) -> None:
+    """Record, in the environment Sphinx saves once reading has succeeded, what pages were read against."""
+    env.scratchformer_execution = getattr(app, "scratchformer_execution", None)
+
+
 def publish_notebook(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
     """Write a chapter's notebook and point the launch and download buttons at it."""
     if not _is_html(app) or "kernelspec" not in app.env.metadata.get(pagename, {}):
@@ -168,6 +310,30 @@ def drop_duplicate_scripts(app: Sphinx, pagename: str, templatename: str, contex
             seen.add(key)
             unique.append(script)
     scripts[:] = unique
+
+
+def export_target(tags: list[str], default: str | None) -> str | None:
+    """The module a cell with these tags is exported into (None for a cell that is not exported)."""
+    targets = [tag for tag in tags if tag == "export" or tag.startswith("export:")]
+    if not targets:
+        return None
+    return default if targets[0] == "export" else targets[0].removeprefix("export:")
+
+
+def mark_exported_cells(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    """Put "exported to scratchformer.<module>" above each exported code cell of the page."""
+    if not _is_html(app):
+        return
+    default = app.env.metadata.get(docname, {}).get("export")
+    for node in doctree.findall(nodes.container):
+        if node.get("nb_element") != "cell_code":
+            continue
+        module = export_target(node.get("cell_metadata", {}).get("tags", []), default)
+        if not module:
+            continue
+        badge = f'<div class="export-badge">exported to <code>{html.escape(module)}</code></div>\n'
+        node.insert(0, nodes.raw("", badge, format="html"))
+        node["classes"].append("exported-cell")
 
 
 def finish(app: Sphinx, exception: Exception | None) -> None:
@@ -239,7 +405,13 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_config_value("book_site_pages_branch", "gh-pages", "html")
     app.add_config_value("book_site_install_ref", "main", "html")
     app.connect("builder-inited", check_config)
+    # After myst-nb (priority 500) has settled where its cache lives.
+    app.connect("builder-inited", key_execution, priority=600)
+    app.connect("env-get-outdated", outdated_pages)
+    app.connect("env-updated", remember_execution)
     app.connect("source-read", fill_reference)
+    app.connect("doctree-resolved", mark_exported_cells)
+    app.add_directive(reference.ADDITIONS_DIRECTIVE, PackageAdditions)
     # After sphinx-book-theme (priority 501) has built the header buttons.
     app.connect("html-page-context", publish_notebook, priority=900)
     app.connect("html-page-context", drop_duplicate_scripts, priority=900)

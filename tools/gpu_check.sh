@@ -39,7 +39,7 @@ echo "== attention benchmark, bf16" | tee -a "$OUT/summary.txt"
 
 if [ -n "${IMDB_DIR:-}" ]; then
     echo "== gpu preset on $LIMIT reviews of each split" | tee -a "$OUT/summary.txt"
-    "$PYTHON" -c "import sys; from scratchformer.train import main; sys.exit(main(sys.argv[1:]))" \
+    "$PYTHON" -c "import sys; from scratchformer.cli import main; sys.exit(main(sys.argv[1:]))" \
         train-imdb --data "$IMDB_DIR" --out "$OUT/imdb_gpu" --config gpu \
         --limit "$LIMIT" --no-progress --cache "$OUT/cache" 2>&1 | tee -a "$OUT/summary.txt" || status=1
     cp "$OUT/imdb_gpu/results.json" "$OUT/imdb_gpu_results.json" 2>/dev/null

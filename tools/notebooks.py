@@ -10,6 +10,9 @@ Binder builds its environment from.
 
     python tools/notebooks.py book/04_self_attention.md -o /tmp/04.ipynb
 
+The list of names that closes each chapter (the directive `package-additions`) is written
+out, as plain Markdown, since notebooks know no directives.
+
 What this deliberately does not handle: outputs (the notebooks are published unexecuted) and
 MyST-only syntax in Markdown cells (roles such as {glue:text} show as plain text outside the book).
 """
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import re
 import sys
 from pathlib import Path
 
@@ -25,7 +29,10 @@ import jupytext
 import nbformat
 import yaml
 
+import reference
+
 INSTALL_CELL_ID = "install-scratchformer"
+ADDITIONS = re.compile(rf"^(`{{3,}}|~{{3,}})\{{{reference.ADDITIONS_DIRECTIVE}\}}[^\n]*\n\1[ \t]*$", re.M)
 # What a notebook needs besides the package: figures and glue.
 EXTRA_REQUIREMENTS = ["matplotlib>=3.7", "myst-nb>=1.0"]
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
@@ -66,6 +73,12 @@ def binder_requirements(repository_url: str, ref: str) -> str:
 def chapter_notebook(chapter: Path, repository_url: str, ref: str = "main") -> nbformat.NotebookNode:
     """The chapter as a notebook, with the install cell first and stable cell ids."""
     notebook = jupytext.read(chapter, fmt="md:myst")
+    root = next((p for p in Path(chapter).resolve().parents if (p / "_toc.yml").is_file()), None)
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown" and root is not None and ADDITIONS.search(cell.source):
+            name = Path(chapter).resolve().relative_to(root).as_posix()
+            additions = reference.chapter_additions(root, name, plain=True).strip()
+            cell.source = ADDITIONS.sub(lambda _: additions, cell.source)
     install = nbformat.v4.new_code_cell(install_source(repository_url, ref))
     install.id = INSTALL_CELL_ID
     notebook.cells.insert(0, install)

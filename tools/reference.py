@@ -9,9 +9,13 @@ them: {py:func}`~scratchformer.attention.scaled_dot_product_attention`,
 {py:class}`~scratchformer.attention.SelfAttention`, {py:mod}`scratchformer.attention`.
 
     python tools/reference.py    # print the generated Markdown
+    python tools/reference.py book/04_self_attention.md   # what that chapter adds
 
 The book build (tools/book_site.py) inserts this text into `book/reference.md` at read
-time; nothing generated is committed.
+time; nothing generated is committed. The same names, chapter by chapter, make the list
+that closes each chapter ("What this chapter added to the package", the directive
+`package-additions`): each function and class with its parameters and the first paragraph
+of its docstring, then the constants.
 
 What this deliberately does not handle: names defined by other means than a top-level
 `def`, `class` or assignment, nested classes, and properties (they are listed as methods).
@@ -30,6 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import export  # noqa: E402
 
 MARKER = "<!-- package-reference -->"
+ADDITIONS_DIRECTIVE = "package-additions"
+NO_ADDITIONS = "No new names: this chapter adds nothing to the package."
 
 
 @dataclass
@@ -41,14 +47,26 @@ class Entry:
     methods: list["Entry"]
     chapter: str
     section: str
+    short: str = ""  # the parameters without annotations: "(q, k, v, mask=None)"
 
 
 def _annotation(node: ast.expr | None) -> str:
     return f": {ast.unparse(node)}" if node is not None else ""
 
 
-def format_arguments(args: ast.arguments, drop_first: bool = False) -> str:
+def format_arguments(args: ast.arguments, drop_first: bool = False, annotations: bool = True) -> str:
     """The parameter list of a `def`, written the way `inspect.signature` prints it."""
+    if not annotations:  # the short form, which goes into link titles: no `<`, `>` or backticks there
+        def elide(default: ast.expr | None) -> ast.expr | None:
+            unsafe = default is not None and any(c in ast.unparse(default) for c in "<>`")
+            return ast.Constant(...) if unsafe else default
+
+        args = ast.arguments(
+            posonlyargs=[ast.arg(a.arg) for a in args.posonlyargs], args=[ast.arg(a.arg) for a in args.args],
+            vararg=args.vararg and ast.arg(args.vararg.arg), kwonlyargs=[ast.arg(a.arg) for a in args.kwonlyargs],
+            kw_defaults=[elide(d) for d in args.kw_defaults], kwarg=args.kwarg and ast.arg(args.kwarg.arg),
+            defaults=[elide(d) for d in args.defaults],
+        )
     positional = [*args.posonlyargs, *args.args]
     defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
     parts: list[str] = []
@@ -87,7 +105,7 @@ def entries_of(block: export.Block) -> list[Entry]:
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             found.append(Entry("function", node.name, _function_signature(node), ast.get_docstring(node) or "",
-                               [], block.chapter, block.section))
+                               [], block.chapter, block.section, format_arguments(node.args, annotations=False)))
         elif isinstance(node, ast.ClassDef):
             init = next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
             signature = _function_signature(init, method=True).split(" -> ")[0] if init else "()"
@@ -97,8 +115,9 @@ def entries_of(block: export.Block) -> list[Entry]:
                 for n in node.body
                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and not n.name.startswith("_")
             ]
+            short = format_arguments(init.args, drop_first=True, annotations=False) if init else ""
             found.append(Entry("class", node.name, signature, ast.get_docstring(node) or "", methods,
-                               block.chapter, block.section))
+                               block.chapter, block.section, short))
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             value = ast.unparse(node.value) if node.value is not None else ""
@@ -202,9 +221,70 @@ def render(root: Path) -> str:
     return "\n\n".join(out) + "\n"
 
 
-def main() -> int:
+def summary(doc: str) -> str:
+    """The first paragraph of a docstring, on one line."""
+    first = re.split(r"\n\s*\n", doc.strip())[0] if doc.strip() else ""
+    return " ".join(first.split())
+
+
+_COLLECTED: dict[tuple, dict[str, export.Module]] = {}
+
+
+def _collected(root: Path) -> dict[str, export.Module]:
+    """`export.collect(root)`, read again only when the toc or a chapter changed (a build asks per chapter)."""
+    files = [root / "_toc.yml", *(root / chapter for chapter in export.toc_chapters(root))]
+    key = (str(root.resolve()), *((str(f), f.stat().st_mtime_ns, f.stat().st_size) for f in files if f.exists()))
+    if key not in _COLLECTED:
+        _COLLECTED.clear()
+        _COLLECTED[key] = export.collect(root)
+    return _COLLECTED[key]
+
+
+def chapter_additions(root: Path, chapter: str, plain: bool = False) -> str:
+    """The names `chapter` adds to the package, as MyST Markdown linking to the reference.
+
+    Per module the chapter feeds: a bullet per public function and class (its parameters, the
+    first paragraph of its docstring, its public methods), then one for the constants. With
+    `plain`, names are code spans instead of links (for notebooks, which have no reference).
+    """
+    def name(kind: str, title: str, target: str) -> str:
+        return f"`{title}`" if plain else f"{{py:{kind}}}`{title} <{target}>`"
+
+    out = []
+    for module in _collected(root).values():
+        entries = [
+            entry for block in module.blocks if block.chapter == chapter
+            for entry in entries_of(block) if not entry.name.startswith("_")
+        ]
+        if not entries:
+            continue
+        items = []
+        for entry in entries:
+            if entry.kind == "data":
+                continue
+            target = f"{module.name}.{entry.name}"
+            kind = "func" if entry.kind == "function" else "class"
+            item = f"- {name(kind, entry.name + entry.short, target)}: {summary(entry.doc)}".rstrip(": ")
+            if entry.methods:
+                methods = ", ".join(name("meth", m.name, f"{target}.{m.name}") for m in entry.methods)
+                item += f" Methods: {methods}."
+            items.append(item)
+        constants = [name("data", e.name, f"{module.name}.{e.name}") for e in entries if e.kind == "data"]
+        if constants:
+            items.append("- Constants: " + ", ".join(constants) + ".")
+        module_name = f"`{module.name}`" if plain else f"{{py:mod}}`{module.name}`"
+        out.append(f"In {module_name}:\n\n" + "\n".join(items))
+    return "\n\n".join(out) + "\n" if out else NO_ADDITIONS + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
     try:
-        sys.stdout.write(render(Path(__file__).resolve().parent.parent))
+        root = Path(__file__).resolve().parent.parent
+        if args:
+            sys.stdout.write(chapter_additions(root, args[0]))
+            return 0
+        sys.stdout.write(render(root))
     except export.ExportError as err:
         print(f"reference: {err}", file=sys.stderr)
         return 2

@@ -1,0 +1,196 @@
+"""Drawings for the book's pages: the map each chapter opens with, and tensor-shape diagrams.
+
+Nothing in the model uses this module. It is written by hand, not exported from a chapter:
+every chapter opens with `pipeline_map`, so no chapter could define it before the others use
+it. It needs matplotlib (installed with the book's requirements, `pip install .[book]`).
+
+- `pipeline_map(step, here)` draws the book's pipeline, text -> tokens -> embeddings +
+  positions -> attention -> blocks -> prediction, with one step highlighted.
+- `shape_diagram(rows)` draws rows of matrices (`Grid`) and the operations between them, each
+  matrix as a grid of cells with its name above and its shape below.
+
+Both return an `IPython.display.SVG`, which a notebook displays as a sharp vector image.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+
+# (key, title, example, chapters) for each step of the pipeline, in order.
+STEPS = [
+    ("text", "text", '"The next day\nis bright"', ""),
+    ("tokens", "tokens", "[464, 1306,\n1110, 318,\n6016]", "ch. 1"),
+    ("embeddings", "embeddings\n+ positions", "(B, T, C)", "ch. 2-3"),
+    ("attention", "attention", "(B, T, C)", "ch. 4-8"),
+    ("blocks", "blocks", "(B, T, C)", "ch. 9"),
+    ("prediction", "prediction", "next token\nor class", "ch. 10-"),
+]
+# GPT-2's ids of the map's example sentence (tests/test_diagrams.py checks them).
+EXAMPLE_IDS = [464, 1306, 1110, 318, 6016]
+HIGHLIGHT, PLAIN, EDGE = "#f6b042", "#eef1f5", "#4a5568"
+
+
+def _svg(fig) -> object:
+    """The figure as an IPython SVG image (text drawn as paths, ids stable across builds)."""
+    from IPython.display import SVG
+    from matplotlib import rc_context
+
+    buffer = io.StringIO()
+    with rc_context({"svg.hashsalt": "scratchformer", "svg.fonttype": "path"}):
+        fig.savefig(buffer, format="svg", bbox_inches="tight", pad_inches=0.05,
+                    metadata={"Date": None})
+    return SVG(buffer.getvalue())
+
+
+def pipeline_map(step: str, here: str) -> object:
+    """The book's pipeline with `step` highlighted and `here` (e.g. "chapter 4: self-attention")
+    written above it. `step` is one of "tokens", "embeddings", "attention", "blocks",
+    "prediction" (or "text")."""
+    from matplotlib.figure import Figure
+    from matplotlib.patches import FancyBboxPatch
+
+    keys = [key for key, *_ in STEPS]
+    if step not in keys:
+        raise ValueError(f"step must be one of {keys}, got {step!r}")
+    # Drawn at the width of the book's text column (about 7.5 inches), so that 1 pt is 1 pt.
+    fig = Figure(figsize=(7.6, 1.75))
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_xlim(0, 7.6)
+    ax.set_ylim(-0.32, 1.43)
+    ax.axis("off")
+    width, gap = 1.06, 0.24
+    for i, (key, title, example, chapters) in enumerate(STEPS):
+        x = 0.02 + i * (width + gap)
+        active = key == step
+        ax.add_patch(FancyBboxPatch(
+            (x, 0), width, 0.98, boxstyle="round,pad=0.01,rounding_size=0.06",
+            fc=HIGHLIGHT if active else PLAIN, ec=EDGE, lw=2.0 if active else 0.8))
+        ax.text(x + width / 2, 0.72, title, ha="center", va="center", fontsize=11,
+                weight="bold" if active else "normal", linespacing=0.95)
+        ax.text(x + width / 2, 0.25, example, ha="center", va="center", fontsize=8.5,
+                family="monospace", color="#222222", linespacing=1.05)
+        ax.text(x + width / 2, -0.17, chapters, ha="center", va="center", fontsize=10,
+                color="#444444")
+        if active:
+            ax.text(x + width / 2, 1.2, here, ha="center", va="center", fontsize=11,
+                    weight="bold", color="#8a4b00")
+        if i:
+            ax.annotate("", xy=(x - 0.02, 0.49), xytext=(x - gap + 0.03, 0.49),
+                        arrowprops=dict(arrowstyle="-|>", color=EDGE, lw=1.2))
+    return _svg(fig)
+
+
+@dataclass
+class Grid:
+    """A matrix to draw: `rows` x `cols` cells, `pages` deep (a stack of matrices, e.g. heads).
+
+    `label` goes above it and `shape` (default "(rows, cols)") below. `col_colors` colours
+    the cells column by column (one colour per column), `row_colors` row by row,
+    `page_colors` page by page; otherwise every cell gets `color`.
+    """
+
+    label: str
+    rows: int
+    cols: int
+    shape: str | None = None
+    pages: int = 1
+    color: str = "#cfe0f3"
+    col_colors: list[str] | None = None
+    row_colors: list[str] | None = None
+    page_colors: list[str] | None = None
+
+    def page_step(self, cell: float) -> float:
+        """How far each page of a stack sits behind the one in front (a deep stack packs tighter)."""
+        return 0.45 * cell if self.pages <= 4 else 1.6 * cell / (self.pages - 1)
+
+    def size(self, cell: float) -> tuple[float, float]:
+        offset = self.page_step(cell) * (self.pages - 1)
+        return self.cols * cell + offset, self.rows * cell + offset
+
+
+def _draw_grid(ax, grid: Grid, x: float, y_mid: float, cell: float) -> None:
+    from matplotlib.patches import Rectangle
+
+    width, height = grid.size(cell)
+    y0 = y_mid - height / 2
+    step = grid.page_step(cell)
+    for page in reversed(range(grid.pages)):  # the front page last, on top
+        px, py = x + page * step, y0 + (grid.pages - 1 - page) * step
+        for r in range(grid.rows):
+            for c in range(grid.cols):
+                if grid.col_colors:
+                    color = grid.col_colors[c]
+                elif grid.row_colors:
+                    color = grid.row_colors[r]
+                elif grid.page_colors:
+                    color = grid.page_colors[page]
+                else:
+                    color = grid.color
+                ax.add_patch(Rectangle((px + c * cell, py + (grid.rows - 1 - r) * cell), cell,
+                                       cell, fc=color, ec="white", lw=0.8))
+        ax.add_patch(Rectangle((px, py), grid.cols * cell, grid.rows * cell, fill=False,
+                               ec=EDGE, lw=1.0))
+    ax.text(x + width / 2, y0 + height + 0.06, grid.label, ha="center", va="bottom",
+            fontsize=11, weight="bold")
+    shape = grid.shape if grid.shape is not None else f"({grid.rows}, {grid.cols})"
+    ax.text(x + width / 2, y0 - 0.06, shape, ha="center", va="top", fontsize=9.5,
+            family="monospace")
+
+
+def _text_width(text: str, fontsize: float, **font) -> float:
+    """The width in inches of `text` (mathtext included; the widest line of several)."""
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextPath
+
+    prop = FontProperties(**font)
+    widths = [TextPath((0, 0), line or " ", size=fontsize, prop=prop).get_extents().width
+              for line in text.split("\n")]
+    return max(widths) / 72
+
+
+def _op_width(op: str) -> float:
+    return max(0.34, _text_width(op, 11) + 0.24)
+
+
+def _slot_width(grid: Grid, cell: float) -> float:
+    """The width a matrix takes in its row: its cells, or its label or shape if wider."""
+    shape = grid.shape if grid.shape is not None else f"({grid.rows}, {grid.cols})"
+    return max(grid.size(cell)[0], _text_width(grid.label, 11, weight="bold"),
+               _text_width(shape, 9.5, family="monospace")) + 0.3
+
+
+def shape_diagram(rows: list[list[Grid | str]], cell: float = 0.22, row_gap: float = 0.3) -> object:
+    """Rows of matrices (`Grid`) and operations (strings such as "@", "=", "softmax"),
+    laid out left to right, one row under the other; sizes in inches (a cell is `cell` wide).
+    Returns an SVG."""
+    from matplotlib.figure import Figure
+
+    widths, heights = [], []
+    for row in rows:
+        widths.append(sum(_slot_width(item, cell) if isinstance(item, Grid) else _op_width(item)
+                          for item in row))
+        grids = [item.size(cell)[1] for item in row if isinstance(item, Grid)]
+        heights.append(max(grids, default=0.0) + 0.62)  # room for the label and the shape
+    total_w = max(widths)
+    total_h = sum(heights) + row_gap * (len(rows) - 1)
+    fig = Figure(figsize=(total_w, total_h))
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_xlim(0, total_w)
+    ax.set_ylim(0, total_h)
+    ax.axis("off")
+    top = total_h
+    for row, h in zip(rows, heights):
+        y_mid = top - h / 2 + 0.01
+        x = 0.0
+        for item in row:
+            if isinstance(item, Grid):
+                slot = _slot_width(item, cell)
+                _draw_grid(ax, item, x + (slot - item.size(cell)[0]) / 2, y_mid, cell)
+                x += slot
+            else:
+                ax.text(x + _op_width(item) / 2, y_mid, item, ha="center", va="center",
+                        fontsize=11)
+                x += _op_width(item)
+        top -= h + row_gap
+    return _svg(fig)

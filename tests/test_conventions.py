@@ -1,0 +1,350 @@
+"""The book's conventions, checked without building it, so that a new chapter that forgets one
+fails here with a message that says what to add.
+
+- a module's docstring comes from the front-matter key `export_doc` of a chapter feeding it;
+- a chapter's file is numbered like the chapter (`book/NN_topic.md` is chapter NN);
+- the introduction links every chapter;
+- every exported function and class says where it is taught: its docstring ends with
+  `Taught in chapter N, "<a heading of chapter N>".`;
+- a chapter closes with "What this chapter added to the package", whose list of names is
+  generated (the directive `package-additions`), never typed;
+- a chapter that glues numbers into its prose has them checked in the built HTML
+  (`EXPECTED_IN_HTML` in tests/test_book.py);
+- code on the page fits 90 columns: every line of every code cell, options included;
+- a chapter runs its own definitions: it never imports from the package a name that one of its
+  own exported cells defines (a reader's edit to that cell would be silently ignored).
+
+Chapters written before the last two conventions may be listed in `WIDER_THAN_90_COLUMNS` and
+`IMPORTING_THEIR_OWN_DEFINITIONS` until they are fixed; the test fails once a listed chapter
+keeps the convention, so that the lists only shrink.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from test_book import EXPECTED_IN_HTML
+from test_export import copy_repo
+
+sys.path.insert(0, str(ROOT / "tools"))
+import export  # noqa: E402
+import reference  # noqa: E402
+
+ADDED_HEADING = "What this chapter added to the package"
+CODE_WIDTH = 90
+CODE_CELL = re.compile(r"^(`{3,}|~{3,})\{code-cell\}")
+# Chapters that do not keep a convention yet. Empty these sets as the chapters are fixed.
+WIDER_THAN_90_COLUMNS = {"book/10_bert_imdb.md"}
+IMPORTING_THEIR_OWN_DEFINITIONS = {"book/10_bert_imdb.md"}
+ADDED_SECTION = f"## {ADDED_HEADING}\n\n```{{{reference.ADDITIONS_DIRECTIVE}}}\n```\n"
+GLUE_ROLE = re.compile(r"\{glue(:[a-z]+)?\}`")
+
+
+def module_docstrings(root: Path) -> list[str]:
+    return [
+        f"{module.name}: add `export_doc:` (the module's docstring) to the front matter of {module.chapters[0]}"
+        for module in export.collect(root).values() if not module.docs
+    ]
+
+
+def file_numbers(root: Path) -> list[str]:
+    return [
+        f"{chapter} is chapter {number} in _toc.yml: name it book/{number:02d}_<topic>.md "
+        "(docstrings and the introduction refer to chapters by number)"
+        for number, chapter in enumerate(export.numbered_chapters(root), start=1)
+        if not Path(chapter).name.startswith(f"{number:02d}_")
+    ]
+
+
+def intro_links(root: Path) -> list[str]:
+    intro = (root / "book" / "intro.md").read_text(encoding="utf-8")
+    return [
+        f"book/intro.md does not link to {chapter}: add it, with a line on what it builds, to the list "
+        "of chapters in 'The 1,000-foot view'"
+        for chapter in export.numbered_chapters(root)
+        if f"]({Path(chapter).name})" not in intro and f"]({Path(chapter).name}#" not in intro
+    ]
+
+
+def closing_sections(root: Path) -> list[str]:
+    problems = []
+    for chapter in export.numbered_chapters(root):
+        text = (root / chapter).read_text(encoding="utf-8")
+        sections = [h for h in reference.heading_anchors(text) if h[1] == 2]
+        if not (sections and sections[-1][2] == ADDED_HEADING and ADDED_SECTION in text):
+            problems.append(
+                f"{chapter} must close with the list of names it added to the package, generated from its "
+                f"exported cells. Make its last section:\n\n{ADDED_SECTION}\n(prose may follow the directive)"
+            )
+    return problems
+
+
+def taught_in(root: Path) -> list[str]:
+    chapters = export.numbered_chapters(root)
+    problems = []
+    titles_of: dict[str, set[str]] = {}
+    for module in export.collect(root).values():
+        for block in module.blocks:
+            number = chapters.index(block.chapter) + 1 if block.chapter in chapters else "N"
+            if block.chapter not in titles_of:
+                lines = (root / block.chapter).read_text(encoding="utf-8").splitlines()
+                titles_of[block.chapter] = {m.group(2) for m in map(export.HEADING.match, lines) if m} | {
+                    h[2] for h in reference.heading_anchors("\n".join(lines))}
+            titles = titles_of[block.chapter]
+            for entry in reference.entries_of(block):
+                if entry.kind == "data":
+                    continue
+                paragraphs = [p for p in re.split(r"\n\s*\n", entry.doc.strip()) if p.strip()]
+                last = " ".join(paragraphs[-1].split()) if paragraphs else ""
+                match = re.fullmatch(r'Taught in chapter (\d+), "(.+)"\.', last)
+                if not match or match.group(1) != str(number) or match.group(2) not in titles:
+                    problems.append(
+                        f"{module.name}.{entry.name} ({block.chapter}:{block.line}): end its docstring with "
+                        f'the line\n    Taught in chapter {number}, "{block.section}".'
+                    )
+    return problems
+
+
+def glued_numbers_checked(root: Path, expected: dict[str, list[str]]) -> list[str]:
+    pages = {Path(chapter).with_suffix(".html").as_posix(): chapter for chapter in export.toc_chapters(root)}
+    problems = [
+        f"EXPECTED_IN_HTML in tests/test_book.py names {page}, which the book does not have"
+        for page in sorted(set(expected) - set(pages))
+    ]
+    for page, chapter in pages.items():
+        glued = len(GLUE_ROLE.findall((root / chapter).read_text(encoding="utf-8")))
+        if glued and not expected.get(page):
+            problems.append(
+                f"{chapter} quotes {glued} glued values: add \"{page}\": [the numbers its prose quotes, as "
+                "the page shows them] to EXPECTED_IN_HTML in tests/test_book.py"
+            )
+    return problems
+
+
+def code_cells(text: str) -> list[tuple[int, list[str]]]:
+    """(line of the opening fence, lines up to the closing fence) of each code cell."""
+    cells, lines, i = [], text.splitlines(), 0
+    while i < len(lines):
+        match = CODE_CELL.match(lines[i])
+        if not match:
+            i += 1
+            continue
+        end = next((j for j in range(i + 1, len(lines)) if lines[j].rstrip() == match.group(1)), len(lines))
+        cells.append((i + 1, lines[i + 1:end]))
+        i = end + 1
+    return cells
+
+
+def long_code_lines(root: Path, chapter: str) -> list[str]:
+    """`chapter:line (width)` for each line of a code cell wider than CODE_WIDTH."""
+    return [
+        f"{chapter}:{fence + offset} ({len(line)} columns)"
+        for fence, body in code_cells((root / chapter).read_text(encoding="utf-8"))
+        for offset, line in enumerate(body, start=1) if len(line) > CODE_WIDTH
+    ]
+
+
+def code_width(root: Path, exceptions: set[str] = WIDER_THAN_90_COLUMNS) -> list[str]:
+    problems = []
+    for chapter in export.toc_chapters(root):
+        long_lines = long_code_lines(root, chapter)
+        if long_lines and chapter not in exceptions:
+            problems.append(f"{chapter}: code lines wider than {CODE_WIDTH} columns (the page shows "
+                            f"{CODE_WIDTH}): " + ", ".join(long_lines))
+        elif chapter in exceptions and not long_lines:
+            problems.append(f"{chapter} keeps its code within {CODE_WIDTH} columns now: remove it from "
+                            "WIDER_THAN_90_COLUMNS in tests/test_conventions.py")
+    return problems
+
+
+def imported_names(source: str) -> list[tuple[str, str]]:
+    """(module, name) of each `from scratchformer... import name` at the top level of a cell."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:  # magics; such a cell imports nothing we check
+        return []
+    return [(node.module, alias.name) for node in tree.body
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(export.PACKAGE)
+            for alias in node.names]
+
+
+def own_definitions(root: Path, exceptions: set[str] = IMPORTING_THEIR_OWN_DEFINITIONS) -> list[str]:
+    import jupytext
+
+    defined: dict[str, set[tuple[str, str]]] = {}
+    for module in export.collect(root).values():
+        for block in module.blocks:
+            defined.setdefault(block.chapter, set()).update((module.name, name) for name in block.names)
+    problems = []
+    for chapter in export.toc_chapters(root):
+        notebook = jupytext.reads((root / chapter).read_text(encoding="utf-8"), fmt="md:myst")
+        reimported = sorted({
+            f"{module}.{name}" for cell in notebook.cells if cell.cell_type == "code"
+            if not any(t == "export" or t.startswith("export:") for t in cell.metadata.get("tags", []))
+            for module, name in imported_names(cell.source) if (module, name) in defined.get(chapter, set())
+        })
+        if reimported and chapter not in exceptions:
+            problems.append(f"{chapter} imports from the package what its own cells define, so a reader's "
+                            f"edit to those cells would be ignored: {', '.join(reimported)}; use the "
+                            "chapter's definitions (tests compare them with the package)")
+        elif chapter in exceptions and not reimported:
+            problems.append(f"{chapter} runs its own definitions now: remove it from "
+                            "IMPORTING_THEIR_OWN_DEFINITIONS in tests/test_conventions.py")
+    return problems
+
+
+def all_problems(root: Path, expected: dict[str, list[str]]) -> dict[str, list[str]]:
+    return {
+        "module docstrings": module_docstrings(root),
+        "file numbers": file_numbers(root),
+        "introduction": intro_links(root),
+        "closing sections": closing_sections(root),
+        "taught in": taught_in(root),
+        "glued numbers": glued_numbers_checked(root, expected),
+        "code width": code_width(root),
+        "own definitions": own_definitions(root),
+    }
+
+
+CONVENTIONS = ["module docstrings", "file numbers", "introduction", "closing sections", "taught in", "glued numbers",
+               "code width", "own definitions"]
+
+
+@pytest.fixture(scope="module")
+def repository_problems() -> dict[str, list[str]]:
+    assert len(export.numbered_chapters(ROOT)) >= 10
+    problems = all_problems(ROOT, EXPECTED_IN_HTML)
+    assert sorted(problems) == sorted(CONVENTIONS)
+    return problems
+
+
+@pytest.mark.parametrize("convention", CONVENTIONS)
+def test_the_book_keeps_its_conventions(repository_problems: dict[str, list[str]], convention: str) -> None:
+    problems = repository_problems[convention]
+    assert not problems, "\n".join(problems)
+
+
+NEW_CHAPTER = '''---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+export: scratchformer.sketch
+---
+
+# Sketch
+
+```{code-cell} ipython3
+:tags: [export]
+
+def continue_text(prompt):
+    """Continue `prompt`."""
+    return prompt
+```
+
+```{code-cell} ipython3
+from myst_nb import glue
+
+glue("answer", 42)
+```
+
+The answer is {glue:text}`answer`.
+
+## What this chapter added
+
+- `continue_text(prompt)`: continue a prompt.
+'''
+
+
+def add_last_chapter(root: Path, name: str, text: str) -> int:
+    """Write `book/<name>.md` and list it after the numbered part's last chapter; its number."""
+    (root / "book" / f"{name}.md").write_text(text, encoding="utf-8")
+    last = export.numbered_chapters(root)[-1].removesuffix(".md")
+    toc = root / "_toc.yml"
+    toc.write_text(toc.read_text().replace(f"      - file: {last}\n",
+                                           f"      - file: {last}\n      - file: book/{name}\n"))
+    return len(export.numbered_chapters(root))
+
+
+def test_a_new_chapter_that_forgets_the_conventions_is_told_what_to_add(tmp_path: Path) -> None:
+    root = copy_repo(tmp_path)
+    number = len(export.numbered_chapters(root)) + 1
+    name = f"{number + 1:02d}_sketch"  # misnumbered on purpose
+    assert add_last_chapter(root, name, NEW_CHAPTER) == number
+    problems = all_problems(root, EXPECTED_IN_HTML)
+    assert problems["module docstrings"] == [
+        f"scratchformer.sketch: add `export_doc:` (the module's docstring) to the front matter of book/{name}.md"
+    ]
+    assert problems["file numbers"] == [
+        f"book/{name}.md is chapter {number} in _toc.yml: name it book/{number:02d}_<topic>.md "
+        "(docstrings and the introduction refer to chapters by number)"
+    ]
+    assert problems["introduction"] and f"book/intro.md does not link to book/{name}.md" in problems["introduction"][0]
+    assert problems["closing sections"] and ADDED_SECTION in problems["closing sections"][0]
+    assert problems["taught in"] == [
+        f'scratchformer.sketch.continue_text (book/{name}.md:15): end its docstring with the line\n'
+        f'    Taught in chapter {number}, "Sketch".'
+    ]
+    assert problems["glued numbers"] and f'"book/{name}.html": [' in problems["glued numbers"][0]
+
+
+WIDE_AND_SELF_IMPORTING = '''---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+export: scratchformer.sketch
+---
+
+# Sketch
+
+```{code-cell} ipython3
+:tags: [export]
+
+def continue_text(prompt):
+    """Continue `prompt`."""
+    return prompt
+```
+
+```{code-cell} ipython3
+from scratchformer.sketch import continue_text
+
+print(continue_text("a prompt that makes this line of code wider than the ninety columns of a page"))
+```
+'''
+
+
+def test_wide_code_and_reimported_definitions_are_named(tmp_path: Path) -> None:
+    root = copy_repo(tmp_path)
+    name = f"{len(export.numbered_chapters(root)) + 1:02d}_sketch"
+    add_last_chapter(root, name, WIDE_AND_SELF_IMPORTING)
+    width = code_width(root)
+    assert any(p.startswith(f"book/{name}.md: code lines wider than 90") and f"book/{name}.md:26 (" in p
+               for p in width), width
+    own = own_definitions(root)
+    assert any(p.startswith(f"book/{name}.md imports from the package")
+               and "scratchformer.sketch.continue_text" in p for p in own), own
+
+
+def test_a_fixed_chapter_must_leave_the_list_of_exceptions(tmp_path: Path) -> None:
+    root = copy_repo(tmp_path)
+    fixed = "book/02_embeddings.md"
+    assert not long_code_lines(root, fixed)
+    assert [p for p in code_width(root, exceptions={fixed}) if p.startswith(fixed)] == [
+        f"{fixed} keeps its code within 90 columns now: remove it from WIDER_THAN_90_COLUMNS in "
+        "tests/test_conventions.py"
+    ]
