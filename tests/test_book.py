@@ -67,6 +67,12 @@ EXPECTED_IN_HTML: dict[str, list[str]] = {
         "50,260", "16,090,114", "3,283,330", "66,690", "80.7%", "1,563", "156,300", "86.4%", "7.2", "40%", "216",
         "88.8%", "86.9%", "85.9%", "16,868", "0.69",
     ],
+    "book/11_gpt.html": [
+        "74,042", "24,781", "109", "619,904", "1,485,568", "3,072,000",  # data, models, the run
+        "1.992", "1.793", "1.855", "0.199", "11%",  # bits per byte: the GPT behind the bigram
+        "652", "21.2", "2.9",  # the nucleus; the key/value cache's speed-ups
+        "52.5%", "51.0%", "103",  # agreement with the requested sentiment; identical pairs
+    ],
     "book/09_transformer_block.html": [
         "0.655", "0.0607", "0.507", "1.603", "-0.873", "0.304", "-0.020", "-1.522",
         "0.0728", "0.059", "-0.170", "4,722,432", "2,360,064", "7,085,568", "85,026,816", "3072",
@@ -394,7 +400,8 @@ def test_exported_cells_are_marked_with_their_module(html_dir: Path) -> None:
 
 
 # The chapters that read IMDB; each opens with scratchformer.imdb.STAND_IN_NOTICE when it could not.
-DATA_PAGES = ["book/01_tokenization.html", "book/02_embeddings.html", "book/10_bert_imdb.html"]
+DATA_PAGES = ["book/01_tokenization.html", "book/02_embeddings.html", "book/10_bert_imdb.html",
+              "book/11_gpt.html"]
 STAND_IN_WARNING = "This page was computed on a generated stand-in"
 
 

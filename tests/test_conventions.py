@@ -239,15 +239,15 @@ kernelspec:
   display_name: Python 3
   language: python
   name: python3
-export: scratchformer.gpt
+export: scratchformer.sketch
 ---
 
-# GPT
+# Sketch
 
 ```{code-cell} ipython3
 :tags: [export]
 
-def generate(prompt):
+def continue_text(prompt):
     """Continue `prompt`."""
     return prompt
 ```
@@ -262,31 +262,40 @@ The answer is {glue:text}`answer`.
 
 ## What this chapter added
 
-- `generate(prompt)`: continue a prompt.
+- `continue_text(prompt)`: continue a prompt.
 '''
+
+
+def add_last_chapter(root: Path, name: str, text: str) -> int:
+    """Write `book/<name>.md` and list it after the numbered part's last chapter; its number."""
+    (root / "book" / f"{name}.md").write_text(text, encoding="utf-8")
+    last = export.numbered_chapters(root)[-1].removesuffix(".md")
+    toc = root / "_toc.yml"
+    toc.write_text(toc.read_text().replace(f"      - file: {last}\n",
+                                           f"      - file: {last}\n      - file: book/{name}\n"))
+    return len(export.numbered_chapters(root))
 
 
 def test_a_new_chapter_that_forgets_the_conventions_is_told_what_to_add(tmp_path: Path) -> None:
     root = copy_repo(tmp_path)
-    (root / "book" / "12_gpt.md").write_text(NEW_CHAPTER, encoding="utf-8")
-    toc = root / "_toc.yml"
-    toc.write_text(toc.read_text().replace(
-        "      - file: book/10_bert_imdb\n", "      - file: book/10_bert_imdb\n      - file: book/12_gpt\n"))
+    number = len(export.numbered_chapters(root)) + 1
+    name = f"{number + 1:02d}_sketch"  # misnumbered on purpose
+    assert add_last_chapter(root, name, NEW_CHAPTER) == number
     problems = all_problems(root, EXPECTED_IN_HTML)
     assert problems["module docstrings"] == [
-        "scratchformer.gpt: add `export_doc:` (the module's docstring) to the front matter of book/12_gpt.md"
+        f"scratchformer.sketch: add `export_doc:` (the module's docstring) to the front matter of book/{name}.md"
     ]
     assert problems["file numbers"] == [
-        "book/12_gpt.md is chapter 11 in _toc.yml: name it book/11_<topic>.md "
+        f"book/{name}.md is chapter {number} in _toc.yml: name it book/{number:02d}_<topic>.md "
         "(docstrings and the introduction refer to chapters by number)"
     ]
-    assert problems["introduction"] and "book/intro.md does not link to book/12_gpt.md" in problems["introduction"][0]
+    assert problems["introduction"] and f"book/intro.md does not link to book/{name}.md" in problems["introduction"][0]
     assert problems["closing sections"] and ADDED_SECTION in problems["closing sections"][0]
     assert problems["taught in"] == [
-        'scratchformer.gpt.generate (book/12_gpt.md:15): end its docstring with the line\n'
-        '    Taught in chapter 11, "GPT".'
+        f'scratchformer.sketch.continue_text (book/{name}.md:15): end its docstring with the line\n'
+        f'    Taught in chapter {number}, "Sketch".'
     ]
-    assert problems["glued numbers"] and '"book/12_gpt.html": [' in problems["glued numbers"][0]
+    assert problems["glued numbers"] and f'"book/{name}.html": [' in problems["glued numbers"][0]
 
 
 WIDE_AND_SELF_IMPORTING = '''---
@@ -298,39 +307,37 @@ kernelspec:
   display_name: Python 3
   language: python
   name: python3
-export: scratchformer.gpt
+export: scratchformer.sketch
 ---
 
-# GPT
+# Sketch
 
 ```{code-cell} ipython3
 :tags: [export]
 
-def generate(prompt):
+def continue_text(prompt):
     """Continue `prompt`."""
     return prompt
 ```
 
 ```{code-cell} ipython3
-from scratchformer.gpt import generate
+from scratchformer.sketch import continue_text
 
-print(generate("a prompt that makes this line of code much wider than the ninety columns of a page"))
+print(continue_text("a prompt that makes this line of code wider than the ninety columns of a page"))
 ```
 '''
 
 
 def test_wide_code_and_reimported_definitions_are_named(tmp_path: Path) -> None:
     root = copy_repo(tmp_path)
-    (root / "book" / "11_gpt.md").write_text(WIDE_AND_SELF_IMPORTING, encoding="utf-8")
-    toc = root / "_toc.yml"
-    toc.write_text(toc.read_text().replace(
-        "      - file: book/10_bert_imdb\n", "      - file: book/10_bert_imdb\n      - file: book/11_gpt\n"))
+    name = f"{len(export.numbered_chapters(root)) + 1:02d}_sketch"
+    add_last_chapter(root, name, WIDE_AND_SELF_IMPORTING)
     width = code_width(root)
-    assert any(p.startswith("book/11_gpt.md: code lines wider than 90") and "book/11_gpt.md:26 (" in p
+    assert any(p.startswith(f"book/{name}.md: code lines wider than 90") and f"book/{name}.md:26 (" in p
                for p in width), width
     own = own_definitions(root)
-    assert any(p.startswith("book/11_gpt.md imports from the package") and "scratchformer.gpt.generate" in p
-               for p in own), own
+    assert any(p.startswith(f"book/{name}.md imports from the package")
+               and "scratchformer.sketch.continue_text" in p for p in own), own
 
 
 def test_a_fixed_chapter_must_leave_the_list_of_exceptions(tmp_path: Path) -> None:

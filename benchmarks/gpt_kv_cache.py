@@ -1,0 +1,115 @@
+"""Speed of generation with and without chapter 11's key/value cache.
+
+`scratchformer.gpt.generate` writes greedy continuations of a one-token prompt (`<|endoftext|>`)
+with `use_cache=True` and with `use_cache=False`, for 64, 256 and as many new tokens as the
+context holds (lengths beyond the context are skipped), one sequence at a time. The reference
+for each length is the uncached loop, measured in the same run; the ratio is cached tokens per
+second over uncached. Both loops must write the same tokens, or the benchmark stops.
+
+The model is a run's best checkpoint (`--checkpoint`), or else a freshly initialised model of
+the `cpu` preset's sizes: the time a step takes does not depend on what the weights have
+learned. The variants run in turn, round after round, and each reports its fastest round, so a
+shared, noisy machine slows all of them alike; one torch thread, wall time.
+
+    python benchmarks/gpt_kv_cache.py
+    python benchmarks/gpt_kv_cache.py --checkpoint runs/gpt_cpu --json book/results/gpt_kv_cache.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+from scratchformer.gpt import GPTModel, generate
+from scratchformer.gpt_cli import gpt_preset
+from scratchformer.gpt_train import load_gpt
+from scratchformer.imdb import write_atomically
+from scratchformer.train import hardware_info
+
+LENGTHS = (64, 256)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--checkpoint", help="a train-gpt run's folder or checkpoint (default: "
+                        "a fresh model of the cpu preset's sizes)")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--json", type=Path, default=None, help="also write the table and rows here")
+    args = parser.parse_args(argv)
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    if args.checkpoint:
+        model = load_gpt(args.checkpoint)
+    else:
+        model = GPTModel(gpt_preset("cpu")[0]).eval()
+    config = model.config
+    prompt = torch.tensor([[config.vocab_size - 3]])  # <|endoftext|>, the first special token
+    full = config.context_length - prompt.shape[1]
+    lengths = sorted({n for n in LENGTHS if n <= full} | {full})
+
+    def run(new_tokens: int, use_cache: bool) -> tuple[float, torch.Tensor]:
+        start = time.perf_counter()
+        written = generate(model, prompt, new_tokens, temperature=0, use_cache=use_cache)
+        return time.perf_counter() - start, written
+
+    variants = [(n, cached) for n in lengths for cached in (False, True)]
+    samples: dict[tuple[int, bool], list[float]] = {variant: [] for variant in variants}
+    outputs: dict[tuple[int, bool], torch.Tensor] = {}
+    run(8, True), run(8, False)  # warm-up
+    for round_index in range(args.rounds):
+        shift = round_index % len(variants)
+        for variant in variants[shift:] + variants[:shift]:
+            seconds, outputs[variant] = run(*variant)
+            samples[variant].append(seconds)
+    for n in lengths:
+        if not torch.equal(outputs[n, True], outputs[n, False]):
+            raise SystemExit(f"cached and uncached greedy generation differ at {n} new tokens")
+    best = {variant: min(times) for variant, times in samples.items()}
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    hardware = hardware_info(torch.device("cpu"))
+    header = (
+        f"torch {torch.__version__}, {hardware['cpu']}, {os.cpu_count()} CPUs, {args.threads} torch "
+        f"thread(s); GPT d_model {config.d_model}, {config.num_layers} blocks, context "
+        f"{config.context_length}, vocabulary {config.vocab_size}; greedy, batch 1; wall time, best of "
+        f"{args.rounds} interleaved rounds" + (f", load average {load[0]:.1f}" if load else "")
+    )
+    table = ["| new tokens | uncached: s | uncached: tokens/s | cached: s | cached: tokens/s "
+             "| speed-up (cached ÷ uncached) |", "| ---: | ---: | ---: | ---: | ---: | ---: |"]
+    rows = []
+    for n in lengths:
+        plain, cached = best[n, False], best[n, True]
+        rows.append({"new_tokens": n, "uncached_seconds": plain, "cached_seconds": cached,
+                     "uncached_tokens_per_second": n / plain, "cached_tokens_per_second": n / cached,
+                     "ratio": plain / cached})
+        table.append(f"| {n} | {plain:.2f} | {n / plain:,.0f} | {cached:.2f} | {n / cached:,.0f} "
+                     f"| {plain / cached:.1f}x |")
+    print(header, "", *table, sep="\n")
+    if args.json is not None:
+        record = {
+            "command": shlex.join(["python", "benchmarks/gpt_kv_cache.py",
+                                   *(sys.argv[1:] if argv is None else argv)]),
+            "hardware": {"cpu": hardware["cpu"], "logical_cpus": hardware["logical_cpus"]},
+            "torch": torch.__version__,
+            "load_average": load,
+            "model_config": {"d_model": config.d_model, "num_layers": config.num_layers,
+                             "num_heads": config.num_heads, "context_length": config.context_length,
+                             "vocab_size": config.vocab_size},
+            "header": header,
+            "table": "\n".join(table),
+            "rows": rows,
+        }
+        write_atomically(args.json, lambda handle: handle.write((json.dumps(record, indent=2) + "\n").encode()))
+        print(f"\nwrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()
