@@ -33,7 +33,8 @@ from scratchformer.bert import BertForSequenceClassification
 from scratchformer.imdb import PAD_ID, write_atomically
 from scratchformer.evaluation import autocast
 from scratchformer.hardware import hardware_info
-from scratchformer.train import make_optimizer, preset
+from scratchformer.presets import preset
+from scratchformer.train import make_optimizer
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -48,7 +49,7 @@ def main(argv: list[str] | None = None) -> None:
     torch.manual_seed(0)
     model_config, train_config = preset("cpu")
     model = BertForSequenceClassification(model_config).train()
-    optimizer = make_optimizer(model, train_config)
+    optimizer = make_optimizer(model, train_config.lr, train_config.weight_decay)
     device = torch.device("cpu")
     ids = torch.randint(0, PAD_ID, (args.batch, args.seq_len))
     ids[::3, args.seq_len // 2 :] = PAD_ID  # every third review ends halfway

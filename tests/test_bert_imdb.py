@@ -21,23 +21,21 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scratchformer import imdb, runs, train
+from scratchformer import framing, imdb, presets, runs, train
+from scratchformer.attention import padding_mask
 from scratchformer.bert import BertConfig, BertForSequenceClassification
 from scratchformer.cli import main
-from scratchformer.imdb import (
+from scratchformer.framing import (
     CLS_ID,
     PAD_ID,
     SEP_ID,
     VOCAB_SIZE,
-    ReviewSplit,
-    attention_mask,
+    SpecialIds,
     clean_review,
     encode_review,
-    encode_reviews,
     frame_tokens,
-    load_imdb,
-    review_tokens,
 )
+from scratchformer.imdb import ReviewSplit, encode_reviews, load_imdb, review_tokens
 from scratchformer.train import (
     ReviewLoader,
     TrainConfig,
@@ -92,7 +90,7 @@ def tiny_config(**changes: object) -> BertConfig:
 
 
 def test_special_tokens_follow_gpt2_vocabulary() -> None:
-    n_vocab = imdb.review_encoding().n_vocab
+    n_vocab = framing.review_encoding().n_vocab
     assert n_vocab == 50257
     assert (PAD_ID, CLS_ID, SEP_ID, VOCAB_SIZE) == (50257, 50258, 50259, 50260)
 
@@ -142,6 +140,28 @@ def test_encode_review_cleans_line_breaks_and_uses_gpt2() -> None:
     assert clean_review("Good.<br /><br />Bad.<BR>") == "Good.  Bad. "
     ids = encode_review("Hello world", max_len=6)
     assert ids == [CLS_ID, 15496, 995, SEP_ID, PAD_ID, PAD_ID]  # GPT-2: "Hello", " world"
+
+
+def attention_mask(ids: torch.Tensor) -> torch.Tensor:
+    """`(B, T)`: True at real tokens, from chapter 6's padding mask."""
+    return padding_mask(ids, PAD_ID)[:, 0, 0]
+
+
+def test_frame_tokens_takes_any_special_ids() -> None:
+    special = SpecialIds(pad=0, cls=1, sep=2)
+    assert frame_tokens([7, 8], max_len=6, special=special) == [1, 7, 8, 2, 0, 0]
+    assert frame_tokens([7, 8, 9, 10, 11], max_len=5, truncation="head", special=special) == [1, 7, 8, 9, 2]
+
+
+def test_model_builds_its_mask_from_pad_id() -> None:
+    config = tiny_config(vocab_size=20, pad_id=0)
+    model = BertForSequenceClassification(config).eval()
+    ids = torch.tensor([[1, 5, 6, 2, 0, 0]])
+    with torch.no_grad():
+        assert torch.equal(model(ids), model(ids, ids != 0))
+        noisy = ids.clone()
+        noisy[0, 4:] = 7
+        assert torch.allclose(model(noisy, ids != 0), model(ids), atol=1e-6)
 
 
 def test_attention_mask_marks_real_tokens() -> None:
@@ -318,7 +338,7 @@ def test_sdpa_and_explicit_attention_give_the_same_logits(device: torch.device, 
 
 
 def test_gpu_preset_trains_with_the_fused_attention() -> None:
-    assert train.preset("gpu")[0].impl == "sdpa"
+    assert presets.preset("gpu")[0].impl == "sdpa"
 
 
 def test_model_input_errors(device: torch.device) -> None:

@@ -5,7 +5,8 @@ fails here with a message that says what to add.
 - a chapter's file is numbered like the chapter (`book/NN_topic.md` is chapter NN);
 - the introduction links every chapter;
 - every exported function and class says where it is taught: its docstring ends with
-  `Taught in chapter N, "<a heading of chapter N>".`;
+  `Taught in chapter N, "<a heading of chapter N>".` (in an appendix:
+  `Taught in the appendix "<its title>", "<a heading>".`);
 - a chapter closes with "What this chapter added to the package", whose list of names is
   generated (the directive `package-additions`), never typed;
 - a chapter that glues numbers into its prose has them checked in the built HTML
@@ -40,8 +41,8 @@ ADDED_HEADING = "What this chapter added to the package"
 CODE_WIDTH = 90
 CODE_CELL = re.compile(r"^(`{3,}|~{3,})\{code-cell\}")
 # Chapters that do not keep a convention yet. Empty these sets as the chapters are fixed.
-WIDER_THAN_90_COLUMNS = {"book/10_bert_imdb.md"}
-IMPORTING_THEIR_OWN_DEFINITIONS = {"book/10_bert_imdb.md"}
+WIDER_THAN_90_COLUMNS = {"book/11_training.md", "book/running.md"}
+IMPORTING_THEIR_OWN_DEFINITIONS = {"book/11_training.md"}
 ADDED_SECTION = f"## {ADDED_HEADING}\n\n```{{{reference.ADDITIONS_DIRECTIVE}}}\n```\n"
 GLUE_ROLE = re.compile(r"\{glue(:[a-z]+)?\}`")
 
@@ -85,13 +86,19 @@ def closing_sections(root: Path) -> list[str]:
     return problems
 
 
+def page_title(root: Path, chapter: str) -> str:
+    """The text of a page's first `# ` heading."""
+    lines = (root / chapter).read_text(encoding="utf-8").splitlines()
+    return next(m.group(2) for m in map(export.HEADING.match, lines) if m and m.group(1) == "#")
+
+
 def taught_in(root: Path) -> list[str]:
     chapters = export.numbered_chapters(root)
     problems = []
     titles_of: dict[str, set[str]] = {}
     for module in export.collect(root).values():
         for block in module.blocks:
-            number = chapters.index(block.chapter) + 1 if block.chapter in chapters else "N"
+            number = chapters.index(block.chapter) + 1 if block.chapter in chapters else None
             if block.chapter not in titles_of:
                 lines = (root / block.chapter).read_text(encoding="utf-8").splitlines()
                 titles_of[block.chapter] = {m.group(2) for m in map(export.HEADING.match, lines) if m} | {
@@ -102,11 +109,12 @@ def taught_in(root: Path) -> list[str]:
                     continue
                 paragraphs = [p for p in re.split(r"\n\s*\n", entry.doc.strip()) if p.strip()]
                 last = " ".join(paragraphs[-1].split()) if paragraphs else ""
-                match = re.fullmatch(r'Taught in chapter (\d+), "(.+)"\.', last)
-                if not match or match.group(1) != str(number) or match.group(2) not in titles:
+                where = f"chapter {number}" if number else f'the appendix "{page_title(root, block.chapter)}"'
+                match = re.fullmatch(r'Taught in (chapter \d+|the appendix "[^"]+"), "(.+)"\.', last)
+                if not match or match.group(1) != where or match.group(2) not in titles:
                     problems.append(
                         f"{module.name}.{entry.name} ({block.chapter}:{block.line}): end its docstring with "
-                        f'the line\n    Taught in chapter {number}, "{block.section}".'
+                        f'the line\n    Taught in {where}, "{block.section}".'
                     )
     return problems
 

@@ -84,9 +84,9 @@ def test_a_million_spaces_do_not_crash_the_tokenizer(tmp_path: Path) -> None:
     # tiktoken's regex engine panics (a Rust panic, not an exception) near a million.
     long = "Great film." + " " * 1_100_000 + "Loved it.\n" + "\t" * 200_000 + "<|endoftext|> ok"
     ids, _ = encode_reviews(ReviewSplit([long, "Dull."], [1, 0]), 12, "head", tmp_path)
-    expected = BPETokenizer.from_gpt2().encode_ordinary(imdb.clean_review(long))
+    expected = BPETokenizer.from_gpt2().encode_ordinary(framing.clean_review(long))
     assert [t.tolist() for t in review_tokens(ReviewSplit([long, "Dull."], [1, 0]), tmp_path)][0] == expected
-    assert ids[0].tolist() == imdb.frame_tokens(expected, 12, "head") == encode_review(long, 12, "head")
+    assert ids[0].tolist() == framing.frame_tokens(expected, 12, "head") == encode_review(long, 12, "head")
     assert ids[1].tolist() == encode_review("Dull.", 12, "head")
 
 
