@@ -39,7 +39,8 @@ import tiktoken
 import tokenizers
 from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
 
-from scratchformer.tokenizer import GPT2_PATTERN, BPETokenizer, bytes_to_unicode, gpt2_encoding
+from scratchformer.gpt2_files import GPT2_PATTERN, bytes_to_unicode, gpt2_encoding
+from scratchformer.tokenizer import BPETokenizer
 
 ROOT = Path(__file__).resolve().parent.parent
 

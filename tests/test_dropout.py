@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 import torch
 
-from scratchformer.attention import CausalSelfAttention, causal_mask, dropout, masked_softmax
+from scratchformer.attention import (
+    CausalSelfAttention,
+    Dropout,
+    causal_mask,
+    dropout,
+    masked_softmax,
+)
 
 
 @pytest.mark.parametrize("p", [-0.1, 1.0, 1.5])
@@ -95,3 +101,48 @@ def test_source_row_example(device: torch.device) -> None:
     # every output of dropout is 0 or the input scaled by 1/(1-p)
     out = dropout(row, 0.5, generator=torch.Generator(device).manual_seed(0))
     assert all(o == 0 or abs(o - 2 * r) < 1e-6 for o, r in zip(out.tolist(), row.tolist()))
+
+
+# The layer form -----------------------------------------------------------------------------------
+
+
+def test_dropout_layer_equals_the_function_under_the_same_seed(device: torch.device) -> None:
+    x = torch.randn(8, 16, device=device)
+    layer = Dropout(0.3).to(device).train()
+    torch.manual_seed(0)
+    ours = layer(x)
+    torch.manual_seed(0)
+    expected = dropout(x, 0.3, True)
+    assert torch.equal(ours, expected)
+    assert not torch.equal(ours, x)
+
+
+def test_dropout_layer_drops_the_chapter_count() -> None:
+    torch.manual_seed(0)
+    out = Dropout(0.25).train()(torch.ones(1000))
+    assert int((out == 0).sum()) == 251
+    assert torch.equal(out.unique(), torch.tensor([0.0, 1 / 0.75]))
+
+
+def test_dropout_layer_in_eval_mode_is_the_identity(device: torch.device) -> None:
+    x = torch.randn(4, 5, device=device)
+    assert Dropout(0.9).eval()(x) is x
+    assert Dropout(0.0).train()(x) is x
+
+
+def test_dropout_layer_follows_its_parent_mode() -> None:
+    model = torch.nn.Sequential(torch.nn.Identity(), Dropout(0.5))
+    assert model[1].training
+    model.eval()
+    assert not model[1].training
+
+
+def test_dropout_layer_shows_its_rate() -> None:
+    assert repr(Dropout(0.25)) == "Dropout(p=0.25)"
+    assert Dropout(0).p == 0.0 and isinstance(Dropout(0).p, float)
+
+
+@pytest.mark.parametrize("p", [-0.1, 1.0, 1.5, float("nan"), True, "0.1", None])
+def test_dropout_layer_rejects_a_bad_rate(p) -> None:
+    with pytest.raises(ValueError, match=r"dropout probability p must be a number in \[0, 1\), got "):
+        Dropout(p)

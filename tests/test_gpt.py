@@ -30,7 +30,7 @@ from scratchformer.imdb import ReviewSplit, load_unlabeled
 from scratchformer.ngram import (BigramCounts, add_k_bigram_log_prob, bits_per_byte,
                                  document_pairs, kneser_ney_bigram_log_prob,
                                  kneser_ney_discount, unigram_log_prob)
-from scratchformer.tokenizer import END_OF_TEXT
+from scratchformer.gpt2_files import END_OF_TEXT
 from scratchformer.checkpoint import read_checkpoint
 from scratchformer.cli import main
 

@@ -61,7 +61,7 @@ def test_wheel_installs_into_a_fresh_venv(wheel: Path, tmp_path: Path) -> None:
         f"{checks}; "
         f"assert pathlib.Path(scratchformer.__file__).is_relative_to({str(env_dir)!r}), scratchformer.__file__; "
         # GPT-2's vocabulary files are read from the installed package, hash-checked.
-        "from scratchformer.tokenizer import BPETokenizer, gpt2_encoding; "
+        "from scratchformer.tokenizer import BPETokenizer; from scratchformer.gpt2_files import gpt2_encoding; "
         "assert gpt2_encoding().encode(' Building') == BPETokenizer.from_gpt2().encode(' Building') == [11819]; "
         "print(scratchformer.__version__)"
     )

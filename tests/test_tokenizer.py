@@ -19,19 +19,11 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import scratchformer.files as files
+import scratchformer.gpt2_files as gpt2_files
 import scratchformer.tokenizer as tokenizer_module
-from scratchformer.tokenizer import (
-    END_OF_TEXT,
-    GPT2_PATTERN,
-    NEWER_UNICODE_LETTERS,
-    PROBE_TEXT,
-    BPETokenizer,
-    Merge,
-    apply_word_merges,
-    bytes_to_unicode,
-    gpt2_encoding,
-    train_word_bpe,
-)
+from scratchformer.gpt2_files import END_OF_TEXT, GPT2_PATTERN, bytes_to_unicode, gpt2_encoding
+from scratchformer.tokenizer import NEWER_UNICODE_LETTERS, PROBE_TEXT, BPETokenizer
+from scratchformer.word_bpe import Merge, apply_word_merges, train_word_bpe
 
 WORD_TABLE = {"old": 7, "older": 3, "finest": 9, "lowest": 4}
 FAST = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -423,6 +415,69 @@ def test_training_replaces_lone_surrogates() -> None:
     assert trained.decode(trained.encode("a\ud800a")) == "a\ufffda"
 
 
+# Special tokens in trained vocabularies --------------------------------------------------------
+
+SPECIAL_TEXT = "the cat sat on the mat; the cat ate the rat. " * 3
+
+
+@pytest.fixture(scope="module")
+def reserved() -> BPETokenizer:
+    return BPETokenizer.train(SPECIAL_TEXT, 256 + 8 + 2, special_tokens=[END_OF_TEXT, "<|pad|>"])
+
+
+def test_special_tokens_take_the_last_ids_in_order(reserved: BPETokenizer) -> None:
+    assert reserved.special_ids == {END_OF_TEXT: 264, "<|pad|>": 265}
+    assert reserved.n_vocab == 266
+    assert vocabulary(reserved)[:264] == vocabulary(BPETokenizer.train(SPECIAL_TEXT, 256 + 8))
+    assert BPETokenizer.train("abc", 256, special_tokens=[]).special_ids == {}
+
+
+def test_special_ids_is_a_copy(reserved: BPETokenizer) -> None:
+    reserved.special_ids["<|pad|>"] = 0
+    assert reserved.special_ids["<|pad|>"] == 265
+
+
+def test_special_tokens_encode_only_where_allowed(reserved: BPETokenizer) -> None:
+    assert reserved.encode("the cat<|endoftext|>", allowed_special={END_OF_TEXT}) == [258, 261, 264]
+    assert reserved.encode("the cat<|pad|>", allowed_special={"<|pad|>"}) == [258, 261, 265]
+    assert reserved.decode([258, 261, 265]) == "the cat<|pad|>"
+    with pytest.raises(ValueError, match="special token '<|pad|>'.*allowed_special"):
+        reserved.encode("the cat<|pad|>")
+    assert 265 not in reserved.encode_ordinary("the cat<|pad|>")
+
+
+def test_special_tokens_follow_the_last_merge_when_training_stops_early() -> None:
+    trained = BPETokenizer.train("abab", 256 + 5 + 1, special_tokens=["<|pad|>"])
+    assert trained.special_ids == {"<|pad|>": 258}
+    assert trained.n_vocab == 259
+
+
+def test_special_tokens_survive_save_and_load(tmp_path: Path, reserved: BPETokenizer) -> None:
+    reserved.save(tmp_path / "reserved.json")
+    loaded = BPETokenizer.load(tmp_path / "reserved.json")
+    assert loaded.special_ids == {END_OF_TEXT: 264, "<|pad|>": 265}
+    assert loaded.encode("the cat<|pad|>", allowed_special={"<|pad|>"}) == [258, 261, 265]
+    assert vocabulary(loaded) == vocabulary(reserved)
+
+
+@pytest.mark.parametrize(("vocab_size", "special_tokens", "message"), [
+    (257, ["<|a|>", "<|b|>"],
+     r"vocab_size must be an integer of at least 258 \(one token per byte and 2 special tokens\), got 257"),
+    (300, ["<|a|>", "<|b|>", "<|a|>"], r"special token '<\|a\|>' is given more than once"),
+    (300, ["<|a|>", ""], "special tokens must be non-empty strings, got ''"),
+    (300, ["<|a|>", 7], "special tokens must be non-empty strings, got 7"),
+])
+def test_train_rejects_bad_special_tokens(vocab_size, special_tokens, message) -> None:
+    with pytest.raises(ValueError, match=message):
+        BPETokenizer.train(SPECIAL_TEXT, vocab_size, special_tokens=special_tokens)
+
+
+@pytest.mark.parametrize("special_tokens", ["<|pad|>", iter(["<|pad|>"])])
+def test_train_wants_a_sequence_of_special_tokens(special_tokens) -> None:
+    with pytest.raises(TypeError, match="special_tokens must be a list or tuple of strings"):
+        BPETokenizer.train(SPECIAL_TEXT, 300, special_tokens=special_tokens)
+
+
 # Save and load ----------------------------------------------------------------------------------
 
 
@@ -518,9 +573,9 @@ def test_failed_save_leaves_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 @pytest.fixture
 def package_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A copy of the shipped data folder, which `read_gpt2_file` reads instead of the installed one."""
-    installed = Path(str(tokenizer_module.resources.files("scratchformer"))) / "data"
+    installed = Path(str(gpt2_files.resources.files("scratchformer"))) / "data"
     shutil.copytree(installed, tmp_path / "data")
-    monkeypatch.setattr(tokenizer_module, "resources", SimpleNamespace(files=lambda package: tmp_path))
+    monkeypatch.setattr(gpt2_files, "resources", SimpleNamespace(files=lambda package: tmp_path))
     return tmp_path / "data"
 
 
