@@ -44,7 +44,8 @@ from scratchformer.baselines import (
     train_linear,
     word_ngrams,
 )
-from scratchformer.imdb import ReviewSplit, load_imdb, write_atomically
+from scratchformer.files import write_atomically
+from scratchformer.imdb import ReviewSplit, load_imdb
 from scratchformer.hardware import hardware_info
 
 L2_GRID = (1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2)

@@ -30,7 +30,8 @@ import torch
 import torch.nn.functional as F
 
 from scratchformer.bert import BertForSequenceClassification
-from scratchformer.imdb import PAD_ID, write_atomically
+from scratchformer.files import write_atomically
+from scratchformer.framing import PAD_ID
 from scratchformer.evaluation import autocast
 from scratchformer.hardware import hardware_info
 from scratchformer.presets import preset

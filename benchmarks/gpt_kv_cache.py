@@ -28,9 +28,9 @@ from pathlib import Path
 import torch
 
 from scratchformer.gpt import GPTModel, generate
-from scratchformer.gpt_cli import gpt_preset
+from scratchformer.gpt_train import gpt_preset
 from scratchformer.gpt_train import load_gpt
-from scratchformer.imdb import write_atomically
+from scratchformer.files import write_atomically
 from scratchformer.train import hardware_info
 
 LENGTHS = (64, 256)

@@ -19,9 +19,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from scratchformer import files, imdb, train
+from scratchformer import files, framing, imdb, train
 from scratchformer.bert import BertForSequenceClassification
-from scratchformer.imdb import ReviewSplit, encode_review, encode_reviews, load_imdb, review_tokens
+from scratchformer.framing import encode_review
+from scratchformer.imdb import ReviewSplit, encode_reviews, load_imdb, review_tokens
 from scratchformer.tokenizer import BPETokenizer
 from test_bert_imdb import tiny_config, toy_loaders, toy_reviews, write_jsonl
 
@@ -390,7 +391,7 @@ def altered(checkpoint: Path, change) -> Path:
         (lambda p: p["model"].pop("classifier.bias"), "classifier.bias missing"),
         (lambda p: p["model"].update(extra=torch.zeros(1)), "extra unexpected"),
         (lambda p: p["config"].update(vocab_size=100_000_000),
-         "encoder.embedding.token.weight is (50260, 16), the configuration says (100000000, 16)"),
+         "encoder.embedding.token.lookup.weight is (50260, 16), the configuration says (100000000, 16)"),
     ],
 )
 def test_checkpoints_with_bad_fields_are_refused_by_classify(checkpoint: Path, change, phrase: str) -> None:
