@@ -570,3 +570,12 @@ def test_special_token_ids_are_read_from_the_tokenizer(tmp_path: Path, toy_dir: 
     texts, _ = toy_texts(30, 5)
     tokenizer = train_review_tokenizer(texts, vocab_size=280)
     assert special_ids(tokenizer)[END_OF_TEXT] == tokenizer.n_vocab - 3
+
+
+def test_cpu_training_returns_freed_memory_on_glibc() -> None:
+    """The allocator setting that keeps a long CPU run flat (benchmarks/cpu_memory.py)."""
+    import platform
+
+    from scratchformer.hardware import return_freed_memory
+
+    assert return_freed_memory() is (platform.libc_ver()[0] == "glibc")
