@@ -42,7 +42,7 @@ CODE_WIDTH = 90
 CODE_CELL = re.compile(r"^(`{3,}|~{3,})\{code-cell\}")
 # Chapters that do not keep a convention yet. Empty these sets as the chapters are fixed.
 WIDER_THAN_90_COLUMNS = {"book/11_training.md", "book/running.md"}
-IMPORTING_THEIR_OWN_DEFINITIONS = {"book/11_training.md"}
+IMPORTING_THEIR_OWN_DEFINITIONS: set[str] = set()
 ADDED_SECTION = f"## {ADDED_HEADING}\n\n```{{{reference.ADDITIONS_DIRECTIVE}}}\n```\n"
 GLUE_ROLE = re.compile(r"\{glue(:[a-z]+)?\}`")
 
