@@ -291,6 +291,17 @@ def test_execution_fingerprint_follows_the_package_source(tmp_path: Path) -> Non
     assert book_site.changed_parts(before, after) == ["the package source (src/scratchformer) changed"]
 
 
+def test_execution_fingerprint_follows_the_recorded_runs(tmp_path: Path) -> None:
+    root = package_copy(tmp_path)
+    (root / "book" / "results").mkdir(parents=True, exist_ok=True)
+    (root / "book" / "results" / "run.json").write_text('{"accuracy": 0.5}')
+    before = book_site.execution_fingerprint(root, {})
+    (root / "book" / "results" / "run.json").write_text('{"accuracy": 0.6}')
+    after = book_site.execution_fingerprint(root, {})
+    assert after["package"] == before["package"] and after["results"] != before["results"]
+    assert book_site.changed_parts(before, after) == ["a recorded run (book/results) changed"]
+
+
 def test_execution_fingerprint_follows_the_imdb_data_and_the_requirement(tmp_path: Path) -> None:
     root = package_copy(tmp_path)
     data = tmp_path / "imdb"

@@ -13,8 +13,9 @@ Registered in `_config.yml` (`sphinx: local_extensions`). It
   re-reading it whenever a chapter changes;
 - provides the directive `package-additions`, which closes each chapter with the names it adds
   to the package, generated from its exported cells (tools/reference.py);
-- keys the executed chapters on what they run against: the package's source and the IMDB
-  data (`IMDB_DIR`, `SCRATCHFORMER_REQUIRE_IMDB`). Jupyter's cache knows only a chapter's own
+- keys the executed chapters on what they run against: the package's source, the recorded
+  runs they read (`book/results/`) and the IMDB data (`IMDB_DIR`,
+  `SCRATCHFORMER_REQUIRE_IMDB`). Jupyter's cache knows only a chapter's own
   cells, so a change in chapter 4's exported function re-ran chapter 4 and served chapter 5
   from the cache; when that fingerprint changes, the cache is emptied and every page re-read;
 - includes each page script once (see `drop_duplicate_scripts`);
@@ -59,6 +60,7 @@ MATHJAX_ENTRY = "tex-mml-chtml.js"
 MATHJAX_PARTS = [MATHJAX_ENTRY, "input", "output", "ui", "a11y", "sre", "adaptors"]
 REFERENCE_DOC = "book/reference"
 PACKAGE_DIR = "src/scratchformer"
+RESULTS_DIR = "book/results"
 # Kept inside the cache folder, so that a cache restored elsewhere (CI) carries its own record.
 EXECUTION_STAMP = "scratchformer-fingerprint.json"
 
@@ -197,13 +199,17 @@ def imdb_fingerprint(environ: Mapping[str, str]) -> str:
 
 def execution_fingerprint(root: Path, environ: Mapping[str, str] = os.environ) -> dict[str, str]:
     """What an executed chapter depends on besides its own cells."""
-    package = hashlib.sha256()
-    for path in sorted((root / PACKAGE_DIR).rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts:
-            package.update(path.relative_to(root).as_posix().encode() + b"\0")
-            package.update(hashlib.sha256(path.read_bytes()).digest())
+    def files_digest(folder: str) -> str:
+        digest = hashlib.sha256()
+        for path in sorted((root / folder).rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+                digest.update(hashlib.sha256(path.read_bytes()).digest())
+        return digest.hexdigest()
+
     return {
-        "package": package.hexdigest(),
+        "package": files_digest(PACKAGE_DIR),
+        "results": files_digest(RESULTS_DIR),
         "imdb": imdb_fingerprint(environ),
         "require_imdb": environ.get("SCRATCHFORMER_REQUIRE_IMDB", ""),
     }
@@ -214,6 +220,7 @@ def changed_parts(stored: Mapping[str, str] | None, current: Mapping[str, str]) 
     if not stored:
         return ["no record of what the cached outputs were computed with"]
     words = {"package": f"the package source ({PACKAGE_DIR}) changed",
+             "results": f"a recorded run ({RESULTS_DIR}) changed",
              "imdb": "the IMDB data (IMDB_DIR or the datasets cache) changed",
              "require_imdb": "SCRATCHFORMER_REQUIRE_IMDB changed"}
     return [words.get(key, f"{key} changed") for key in sorted(set(stored) | set(current))
