@@ -75,6 +75,7 @@ bench: venv
 	$(BIN)/python benchmarks/attention.py
 	$(BIN)/python benchmarks/bert_cpu.py
 	$(BIN)/python benchmarks/gpt_kv_cache.py
+	$(BIN)/python benchmarks/cpu_memory.py --steps 200
 
 # On a machine with an NVIDIA GPU: CUDA tests, bf16 attention benchmark, gpu preset on a slice of
 # IMDB ($IMDB_DIR), results under $OUT (default _build/gpu-check). Skips cleanly without CUDA.
