@@ -43,8 +43,6 @@ LIMITS = (0, 1)
 
 class Scaler(nn.Module):
     """Multiply by a constant.
-
-    Taught in chapter 2, "Modules".
     """
 
     def __init__(self, factor: float = 2.0, *, bias: bool = False) -> None:
@@ -87,8 +85,9 @@ def test_reference_lists_every_name_with_signature_docstring_and_section(tmp_pat
     assert "````{py:class} Scaler(factor: float = 2.0, *, bias: bool = False)" in text
     assert "```{py:method} forward(x, /)\n\nScale `x`.\n```" in text
     assert "_private" not in text
-    # The docstring's closing "Taught in ..." links to the section the cell sits under.
-    assert '[Taught in chapter 2, "Modules"](b.md#layers-that-scale).' in text
+    # The docstring's closing "Taught in ...", which the exporter adds, links to the section the
+    # cell sits under (the pages of this book are not numbered: they read as appendices).
+    assert '[Taught in the appendix "Modules", "Layers that `scale`"](b.md#layers-that-scale).' in text
     # Without such a line, the link is added.
     assert "Taught in [A chapter › Adding](a.md#adding)." in text
     # The index line links every name.

@@ -4,9 +4,11 @@ fails here with a message that says what to add.
 - a module's docstring comes from the front-matter key `export_doc` of a chapter feeding it;
 - a chapter's file is numbered like the chapter (`book/NN_topic.md` is chapter NN);
 - the introduction links every chapter;
-- every exported function and class says where it is taught: its docstring ends with
-  `Taught in chapter N, "<a heading of chapter N>".` (in an appendix:
-  `Taught in the appendix "<its title>", "<a heading>".`);
+- every exported function and class says where it is taught: it has a docstring, which
+  tools/export.py ends in the module with `Taught in chapter N, "<a heading of chapter N>".`
+  (in an appendix: `Taught in the appendix "<its title>", "<a heading>".`);
+- a chapter never writes that line into a docstring itself: on the page it would only repeat
+  the heading above the cell;
 - a chapter closes with "What this chapter added to the package", whose list of names is
   generated (the directive `package-additions`), never typed;
 - a chapter that glues numbers into its prose has them checked in the built HTML
@@ -40,8 +42,9 @@ import reference  # noqa: E402
 ADDED_HEADING = "What this chapter added to the package"
 CODE_WIDTH = 90
 CODE_CELL = re.compile(r"^(`{3,}|~{3,})\{code-cell\}")
+TAUGHT_IN_BY_HAND = ("Taught in chapter", "Taught in the appendix")
 # Chapters that do not keep a convention yet. Empty these sets as the chapters are fixed.
-WIDER_THAN_90_COLUMNS = {"book/11_training.md", "book/running.md"}
+WIDER_THAN_90_COLUMNS: set[str] = set()
 IMPORTING_THEIR_OWN_DEFINITIONS: set[str] = set()
 ADDED_SECTION = f"## {ADDED_HEADING}\n\n```{{{reference.ADDITIONS_DIRECTIVE}}}\n```\n"
 GLUE_ROLE = re.compile(r"\{glue(:[a-z]+)?\}`")
@@ -104,7 +107,7 @@ def taught_in(root: Path) -> list[str]:
                 titles_of[block.chapter] = {m.group(2) for m in map(export.HEADING.match, lines) if m} | {
                     h[2] for h in reference.heading_anchors("\n".join(lines))}
             titles = titles_of[block.chapter]
-            for entry in reference.entries_of(block):
+            for entry in reference.entries_of(block):  # the docstrings as the module has them
                 if entry.kind == "data":
                     continue
                 paragraphs = [p for p in re.split(r"\n\s*\n", entry.doc.strip()) if p.strip()]
@@ -112,10 +115,48 @@ def taught_in(root: Path) -> list[str]:
                 where = f"chapter {number}" if number else f'the appendix "{page_title(root, block.chapter)}"'
                 match = re.fullmatch(r'Taught in (chapter \d+|the appendix "[^"]+"), "(.+)"\.', last)
                 if not match or match.group(1) != where or match.group(2) not in titles:
+                    name = f"{module.name}.{entry.name} ({block.chapter}:{block.line})"
+                    line = f'\n    Taught in {where}, "{block.section}".'
                     problems.append(
-                        f"{module.name}.{entry.name} ({block.chapter}:{block.line}): end its docstring with "
-                        f'the line\n    Taught in {where}, "{block.section}".'
+                        f"{name}: give it a docstring; tools/export.py ends it with the line{line}"
+                        if not entry.doc else
+                        f"{name}: its exported docstring does not end with the line{line}\n"
+                        "which tools/export.py adds (is the module out of date? `make export`)"
                     )
+    return problems
+
+
+def taught_in_by_hand(root: Path) -> list[str]:
+    """Chapters whose code cells write `Taught in ...` into a docstring (the exporter adds it)."""
+    import jupytext
+
+    problems = []
+    for chapter in export.toc_chapters(root):
+        text = (root / chapter).read_text(encoding="utf-8")
+        lines = text.splitlines()
+        cells = [c for c in jupytext.reads(text, fmt="md:myst").cells if c.cell_type == "code"]
+        found = []
+        for cell, fence in zip(cells, export.cell_fence_lines(text)):
+            try:
+                tree = ast.parse(cell.source)
+            except SyntaxError:  # magics; a cell with them is not exported
+                continue
+            source = cell.source.splitlines()
+            located = export.cell_source_lines(lines, fence, cell.source)
+            for node in ast.walk(tree):
+                if not (isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                        and ast.get_docstring(node) is not None):
+                    continue
+                string = node.body[0]
+                found += [f"{chapter}:{located[i] or fence}" for i in range(string.lineno - 1, string.end_lineno)
+                          if source[i].strip().lstrip("\"'").startswith(TAUGHT_IN_BY_HAND)]
+        if found:
+            problems.append(
+                f"{chapter} writes into docstrings the line saying where a name is taught, which "
+                "tools/export.py adds itself, from the heading above the cell, when it writes the "
+                "module: remove each such line and the blank line before it, keeping the closing "
+                f"quotes on a line of their own ({', '.join(found)})"
+            )
     return problems
 
 
@@ -214,14 +255,15 @@ def all_problems(root: Path, expected: dict[str, list[str]]) -> dict[str, list[s
         "introduction": intro_links(root),
         "closing sections": closing_sections(root),
         "taught in": taught_in(root),
+        "taught in by hand": taught_in_by_hand(root),
         "glued numbers": glued_numbers_checked(root, expected),
         "code width": code_width(root),
         "own definitions": own_definitions(root),
     }
 
 
-CONVENTIONS = ["module docstrings", "file numbers", "introduction", "closing sections", "taught in", "glued numbers",
-               "code width", "own definitions"]
+CONVENTIONS = ["module docstrings", "file numbers", "introduction", "closing sections", "taught in",
+               "taught in by hand", "glued numbers", "code width", "own definitions"]
 
 
 @pytest.fixture(scope="module")
@@ -256,7 +298,14 @@ export: scratchformer.sketch
 :tags: [export]
 
 def continue_text(prompt):
-    """Continue `prompt`."""
+    return prompt
+
+
+def stop_text(prompt):
+    """Stop `prompt`.
+
+    Taught in chapter 1, "Sketch".
+    """
     return prompt
 ```
 
@@ -300,9 +349,12 @@ def test_a_new_chapter_that_forgets_the_conventions_is_told_what_to_add(tmp_path
     assert problems["introduction"] and f"book/intro.md does not link to book/{name}.md" in problems["introduction"][0]
     assert problems["closing sections"] and ADDED_SECTION in problems["closing sections"][0]
     assert problems["taught in"] == [
-        f'scratchformer.sketch.continue_text (book/{name}.md:15): end its docstring with the line\n'
-        f'    Taught in chapter {number}, "Sketch".'
+        f'scratchformer.sketch.continue_text (book/{name}.md:15): give it a docstring; tools/export.py ends '
+        f'it with the line\n    Taught in chapter {number}, "Sketch".'
     ]
+    (by_hand,) = [p for p in problems["taught in by hand"] if p.startswith(f"book/{name}.md ")]
+    assert by_hand.startswith(f"book/{name}.md writes into docstrings the line saying where a name is taught")
+    assert by_hand.endswith(f"(book/{name}.md:25)")
     assert problems["glued numbers"] and f'"book/{name}.html": [' in problems["glued numbers"][0]
 
 
@@ -324,7 +376,8 @@ export: scratchformer.sketch
 :tags: [export]
 
 def continue_text(prompt):
-    """Continue `prompt`."""
+    """Continue `prompt`.
+    """
     return prompt
 ```
 
@@ -341,7 +394,7 @@ def test_wide_code_and_reimported_definitions_are_named(tmp_path: Path) -> None:
     name = f"{len(export.numbered_chapters(root)) + 1:02d}_sketch"
     add_last_chapter(root, name, WIDE_AND_SELF_IMPORTING)
     width = code_width(root)
-    assert any(p.startswith(f"book/{name}.md: code lines wider than 90") and f"book/{name}.md:26 (" in p
+    assert any(p.startswith(f"book/{name}.md: code lines wider than 90") and f"book/{name}.md:27 (" in p
                for p in width), width
     own = own_definitions(root)
     assert any(p.startswith(f"book/{name}.md imports from the package")

@@ -558,14 +558,17 @@ def test_update_carries_replaced_inserted_and_deleted_lines_back(tmp_path: Path)
     module = root / "src" / "scratchformer" / "demo.py"
     hand_edit(module, "    total = a + b\n", "    # the sum\n    total = b + a\n")  # replace + insert
     hand_edit(module, "    return x * math.pi\n", "    y = x * math.pi\n    return y\n")
-    hand_edit(module, "def scale(x):\n", "def scale(x):\n    \"\"\"Scale by pi.\"\"\"\n")  # insert at a cell's top
+    # A docstring inserted at a cell's top, ending as the exporter ends docstrings.
+    docstring = '    """Scale by pi.\n\n    Taught in the appendix "U chapter", "Scaling".\n    """\n'
+    hand_edit(module, "def scale(x):\n", "def scale(x):\n" + docstring)
     edited = module.read_text()
     result = run_export(root, "--update")
     assert result.returncode == 0, result.stderr
     assert "carried back: book/u.md" in result.stdout
     text = (root / "book" / "u.md").read_text()
     assert "    # the sum\n    total = b + a\n    return total\n```" in text
-    assert 'def scale(x):\n    """Scale by pi."""\n    y = x * math.pi\n    return y\n```' in text
+    assert 'def scale(x):\n    """Scale by pi.\n    """\n    y = x * math.pi\n    return y\n```' in text
+    assert "Taught in" not in text, "the exporter writes that line; the chapter does not"
     assert export.without_fingerprint(module.read_text()) == export.without_fingerprint(edited)
     assert not export.hand_edited(module.read_text())
     assert export.check(root) == ""
@@ -616,6 +619,153 @@ def test_update_in_the_repository_edits_the_chapter_line(tmp_path: Path) -> None
     assert result.returncode == 0, result.stderr
     assert (root / block.chapter).read_text().split("\n")[line - 1] == exported + "  # carried back"
     assert run_check(root).returncode == 0
+
+
+# --- Where each name is taught ------------------------------------------------------------------
+
+CELL_TAUGHT = '''
+# T chapter
+
+## Adding
+
+```{code-cell} ipython3
+:tags: [export]
+
+import math
+
+
+def add(a, b):
+    """Add `a` and `b`.
+    """
+    return a + b
+
+
+def bare(x):
+    return x
+
+
+class Circle:
+    """A circle.
+
+    Its area is pi r^2.
+    """
+
+    def area(self, r):
+        """The area.
+        """
+        return math.pi * r * r
+```
+'''
+
+CELL_APPENDIX = '''
+# Running it
+
+## The command line
+
+```{code-cell} ipython3
+:tags: [export]
+
+def main():
+    """Run.
+    """
+    return 0
+```
+'''
+
+
+def make_numbered_book(tmp_path: Path, chapters: dict[str, str], appendices: dict[str, str]) -> Path:
+    """`make_book`, with `chapters` in a numbered part of the toc and `appendices` after it."""
+    root = make_book(tmp_path, {**chapters, **appendices})
+    (root / "_toc.yml").write_text(
+        "format: jb-book\nroot: book/intro\nparts:\n  - caption: Chapters\n    numbered: true\n    chapters:\n"
+        + "".join(f"      - file: book/{name}\n" for name in chapters)
+        + "  - caption: Appendices\n    chapters:\n"
+        + "".join(f"      - file: book/{name}\n" for name in appendices)
+    )
+    return root
+
+
+def test_docstrings_of_exported_functions_and_classes_end_with_where_they_are_taught(tmp_path: Path) -> None:
+    root = make_numbered_book(tmp_path, {"t": chapter(CELL_TAUGHT)},
+                              {"run": chapter(CELL_APPENDIX, module="scratchformer.tool")})
+    export.export(root)
+    demo = (root / "src" / "scratchformer" / "demo.py").read_text()
+    assert '    """Add `a` and `b`.\n\n    Taught in chapter 1, "Adding".\n    """\n    return a + b' in demo
+    assert 'Its area is pi r^2.\n\n    Taught in chapter 1, "Adding".\n    """\n\n    def area' in demo
+    assert "def bare(x):\n    return x" in demo, "no docstring, nothing added"
+    assert '"""The area.\n        """\n        return' in demo, "methods are left alone"
+    assert demo.count("Taught in") == 2
+    tool = (root / "src" / "scratchformer" / "tool.py").read_text()
+    assert '    """Run.\n\n    Taught in the appendix "Running it", "The command line".\n    """' in tool
+    assert "Taught in" not in (root / "book" / "t.md").read_text()
+    assert export.check(root) == "" and export.export(root) == []
+    # The reference reads the docstrings as the module has them.
+    block = export.collect(root)["scratchformer.demo"].blocks[0]
+    assert 'Taught in chapter 1, "Adding".' in block.body
+
+
+def test_a_docstring_that_already_ends_with_the_line_keeps_one(tmp_path: Path) -> None:
+    written = CELL_TAUGHT.replace('`b`.\n    """', '`b`.\n\n    Taught in the appendix "T chapter", "Adding".\n    """')
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "written").mkdir()
+    plain = export.generated(make_book(tmp_path / "plain", {"t": chapter(CELL_TAUGHT)}))
+    by_hand = export.generated(make_book(tmp_path / "written", {"t": chapter(written)}))
+    assert list(plain.values()) == list(by_hand.values())
+
+
+def test_a_docstring_closing_on_its_text_line_is_refused(tmp_path: Path) -> None:
+    root = make_book(tmp_path, {"t": chapter(CELL_TAUGHT.replace('`b`.\n    """', '`b`."""'))})
+    with pytest.raises(export.ExportError) as info:
+        export.export(root)
+    message = str(info.value)
+    assert re.match(r"book/t\.md:\d+: the docstring of 'add' closes on a line of text: put its closing quotes "
+                    "on a line of their own", message)
+    line = int(message.split(":")[1])
+    assert (root / "book" / "t.md").read_text().split("\n")[line - 1] == "def add(a, b):"
+
+
+def test_a_docstring_in_a_cell_under_no_heading_is_refused(tmp_path: Path) -> None:
+    body = '```{code-cell} ipython3\n:tags: [export]\n\ndef f():\n    """F.\n    """\n    return 1\n```\n'
+    root = make_book(tmp_path, {"a": chapter(body)})
+    with pytest.raises(export.ExportError, match=r"book/a\.md:\d+: .*'f'.*sits under no heading"):
+        export.export(root)
+
+
+def test_update_leaves_the_taught_in_lines_to_the_exporter(tmp_path: Path) -> None:
+    root = make_book(tmp_path, {"t": chapter(CELL_TAUGHT)})
+    export.export(root)
+    module = root / "src" / "scratchformer" / "demo.py"
+    generated_line = '    Taught in the appendix "T chapter", "Adding".\n    """\n    return a + b'
+    # A docstring edited just above the line the exporter added: carried back without that line.
+    hand_edit(module, '"""Add `a` and `b`.\n', '"""Add `a` and `b`, in that order.\n')
+    result = run_export(root, "--update")
+    assert result.returncode == 0, result.stderr
+    text = (root / "book" / "t.md").read_text()
+    assert '    """Add `a` and `b`, in that order.\n    """\n    return a + b' in text
+    assert "Taught in" not in text
+    assert generated_line in module.read_text() and export.check(root) == ""
+    before = text
+    # The added line itself comes from the heading: editing it carries nothing back.
+    hand_edit(module, generated_line, generated_line.replace('"Adding"', '"Elsewhere"'))
+    with pytest.raises(export.ExportError, match=r"changes only docstrings' `Taught in` lines.*--force"):
+        export.update(root)
+    assert (root / "book" / "t.md").read_text() == before
+    # Nor is a `Taught in` line written where the exporter does not put one.
+    export.export(root, force=True)
+    hand_edit(module, '"""A circle.\n', '"""A circle.\n    Taught in chapter 3, "Circles".\n')
+    with pytest.raises(export.ExportError, match="a `Taught in` line where the exporter does not write one"):
+        export.update(root)
+    assert (root / "book" / "t.md").read_text() == before
+
+
+def test_a_hand_edit_of_a_taught_in_line_names_the_heading(tmp_path: Path) -> None:
+    root = make_book(tmp_path, {"t": chapter(CELL_TAUGHT)})
+    export.export(root)
+    module = root / "src" / "scratchformer" / "demo.py"
+    hand_edit(module, 'T chapter", "Adding".\n    """\n    return a + b', 'T chapter", "Sums".\n    """\n    return a + b')
+    result = run_export(root)
+    assert result.returncode == 2
+    assert "a docstring's `Taught in` line, which the exporter writes from the heading above the cell" in result.stderr
 
 
 # --- Silent skips and misleading messages ---------------------------------------------------------

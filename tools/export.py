@@ -12,6 +12,13 @@ name to text when the chapter feeds several (chapters exporting into the same mo
 add their paragraphs in order). A top-level name may be exported only once in the
 whole book, whichever module it goes to.
 
+The docstring of every exported top-level function and class ends, in the module, with a
+line saying where it is taught, which the chapters do not repeat:
+`Taught in chapter N, "<the heading the cell sits under>".`, or in an unnumbered page
+`Taught in the appendix "<the page's title>", "<the heading>".` (N counts the chapters of
+the numbered parts of `_toc.yml`). It goes before the docstring's closing quotes, which
+must therefore sit on a line of their own.
+
 Each generated module records a fingerprint of its text in its header. A module whose
 text no longer matches its fingerprint was edited by hand: the exporter refuses to
 overwrite it and names the chapter line to edit instead.
@@ -27,7 +34,7 @@ tools/export.py` after `make venv`): it needs jupytext and PyYAML.
 What this deliberately does not handle: notebooks in formats other than MyST
 Markdown, re-exports through `__init__.py` (that file is written by hand), and, for
 `--update`, edits outside the code of exported cells (imports, docstrings from the
-front matter, the header, lines between two cells).
+front matter, the header, lines between two cells, the `Taught in` lines).
 """
 
 from __future__ import annotations
@@ -65,6 +72,8 @@ CONFLICT_MARKER = re.compile(r"^(<{7}|>{7})( |$)", re.M)
 EXPORT_TAG = re.compile(r"""^\s*(:tags:|tags:).*[\['",\s]export(:[\w.]+)?['"]?\s*[\],]""", re.M)
 FORCE_HINT = "`.venv/bin/python tools/export.py --force` (or `make export EXPORT_FLAGS=--force`)"
 UPDATE_HINT = "`.venv/bin/python tools/export.py --update` (or `make export EXPORT_FLAGS=--update`)"
+TAUGHT_IN_LINE = re.compile(r'\s*Taught in (chapter \d+|the appendix "[^"]*"), ".*"\.')
+CLOSING_QUOTES = ('"""', "'''")
 
 
 class ExportError(Exception):
@@ -84,6 +93,10 @@ class Block:
     # cell's text could not be found verbatim in the chapter).
     body_lines: list[int | None] = field(default_factory=list)
     import_lines: list[list[int | None]] = field(default_factory=list)
+    # Indexes of the lines of `body` that the exporter added: each docstring's closing
+    # `Taught in ...` line and the blank line before it (`body_lines` gives them the line of
+    # the closing quotes that follow them).
+    added_lines: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -101,7 +114,7 @@ class Origin:
 
     chapter: str
     line: int  # 1-based line in the chapter
-    kind: str  # "code", "import", "docstring" or "section comment"
+    kind: str  # "code", "cell", "import", "docstring", "section comment" or "taught in"
     block: int = -1  # index of the block in its module (code lines only)
 
 
@@ -246,6 +259,54 @@ def front_matter_line(lines: list[str], key: str) -> int:
     return next((i for i, line in enumerate(lines, start=1) if line.startswith(f"{key}:")), 1)
 
 
+def taught_in(number: int | None, title: str | None, section: str) -> str:
+    """The line that ends the docstrings of a cell's functions and classes."""
+    place = f"chapter {number}" if number is not None else f'the appendix "{title}"'
+    return f'Taught in {place}, "{section}".'
+
+
+def add_taught_in(block: Block, sentence: str | None, missing: str) -> None:
+    """End the docstring of each top-level function and class of `block` with `sentence`.
+
+    The line goes before the docstring's closing quotes, after a blank line, indented like
+    them; a docstring that already ends with it is left as it is. Functions and classes
+    without a docstring, and methods, are left alone. `sentence` is None where it cannot be
+    written (`missing` says why); a docstring to end is then an error.
+    """
+    lines = block.body.split("\n")
+    closing: list[int] = []
+    for node in ast.parse(block.body).body:
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        doc = ast.get_docstring(node)
+        if doc is None:
+            continue
+        where = f"{block.chapter}:{block.body_lines[node.lineno - 1] or block.line}"
+        if sentence is None:
+            raise ExportError(
+                f"{where}: the exporter ends the docstring of '{node.name}' with the section that "
+                f"teaches it (`Taught in ...`), but {missing}"
+            )
+        paragraphs = [p for p in re.split(r"\n\s*\n", doc.strip()) if p.strip()]
+        if paragraphs and " ".join(paragraphs[-1].split()) == sentence:
+            continue
+        string = node.body[0]
+        end = string.end_lineno - 1
+        if string.lineno - 1 == end or lines[end].strip() not in CLOSING_QUOTES:
+            raise ExportError(
+                f"{where}: the docstring of '{node.name}' closes on a line of text: put its closing "
+                f"quotes on a line of their own, where the exporter adds `{sentence}` before them"
+            )
+        closing.append(end)
+    for shift, end in enumerate(closing):
+        at = end + 2 * shift  # each earlier docstring has gained two lines
+        indent = lines[at][: len(lines[at]) - len(lines[at].lstrip())]
+        lines[at:at] = ["", indent + sentence]
+        block.body_lines[at:at] = [block.body_lines[at]] * 2
+        block.added_lines += [at, at + 1]
+    block.body = "\n".join(lines)
+
+
 def read_chapter(root: Path, chapter: str) -> tuple[str | None, dict[str, str], list[Block], int]:
     """Return (front-matter module, docstring text per module, exported blocks, line of `export_doc:`)."""
     path = root / chapter
@@ -258,7 +319,11 @@ def read_chapter(root: Path, chapter: str) -> tuple[str | None, dict[str, str], 
     if module is not None:
         check_module_name(module, chapter, "front matter 'export:'")
     fences = cell_fence_lines(text)
+    numbered = numbered_chapters(root)
+    number = numbered.index(chapter) + 1 if chapter in numbered else None
+    title: str | None = None  # the page's first `# ` heading
     section = "(before the first heading)"
+    headed = False
     blocks: list[Block] = []
     code_index = 0
     for cell in notebook.cells:
@@ -266,7 +331,9 @@ def read_chapter(root: Path, chapter: str) -> tuple[str | None, dict[str, str], 
             for line in cell.source.splitlines():
                 match = HEADING.match(line)
                 if match:
-                    section = match.group(2)
+                    section, headed = match.group(2), True
+                    if title is None and match.group(1) == "#":
+                        title = match.group(2)
             continue
         if cell.cell_type != "code":
             continue
@@ -284,11 +351,18 @@ def read_chapter(root: Path, chapter: str) -> tuple[str | None, dict[str, str], 
                 )
         body, imports, names, kept, import_index = split_cell(cell.source, where)
         located = cell_source_lines(lines, line, cell.source)
-        blocks.append(Block(
+        block = Block(
             target, chapter, section, line, body, imports, names,
             body_lines=[located[i] for i in kept],
             import_lines=[[located[i] for i in span] for span in import_index],
-        ))
+        )
+        if not headed:
+            add_taught_in(block, None, "its cell sits under no heading: add one above it")
+        elif number is None and title is None:
+            add_taught_in(block, None, f"{chapter} has no title (a `# ` heading) to name it by")
+        else:
+            add_taught_in(block, taught_in(number, title, section), "")
+        blocks.append(block)
     docs = chapter_docs(chapter, notebook.metadata.get("export_doc"), module, blocks)
     return module, docs, blocks, front_matter_line(lines, "export_doc")
 
@@ -394,8 +468,10 @@ def render_lines(module: Module) -> list[tuple[str, Origin | None]]:
             continue
         out.extend([("", None), ("", None)])
         out.append((f"# {block.chapter}: {block.section}", Origin(block.chapter, block.line, "section comment")))
-        for text, line in zip(block.body.split("\n"), block.body_lines):
-            out.append((text, Origin(block.chapter, line or block.line, "code" if line else "cell", index)))
+        added = set(block.added_lines)
+        for number, (text, line) in enumerate(zip(block.body.split("\n"), block.body_lines)):
+            kind = "taught in" if number in added else "code" if line else "cell"
+            out.append((text, Origin(block.chapter, line or block.line, kind, index)))
     return out
 
 
@@ -480,6 +556,10 @@ def describe_edits(root: Path, path: Path, current: str, lines: list[tuple[str, 
             where += " (lines deleted)"
         if origin is None:
             notes.append(f"  {where}: the generated header (nothing to carry back)")
+        elif origin.kind == "taught in":
+            notes.append(f"  {where}: a docstring's `Taught in` line, which the exporter writes from the "
+                         f"heading above the cell: change that heading, or move the cell, in "
+                         f"{origin.chapter} (the docstring closes at line {origin.line})")
         elif origin.kind == "docstring":
             notes.append(f"  {where}: the module docstring: edit `export_doc:` in the front matter of "
                          f"{origin.chapter}:{origin.line}")
@@ -572,6 +652,20 @@ def check(root: Path) -> str:
     return "".join(diff)
 
 
+def without_taught_in(lines: list[str]) -> list[int]:
+    """Indexes of a module's `lines`, less the `Taught in` lines that end docstrings.
+
+    Such a line, as the exporter writes it, has a blank line before it (left out too) and a
+    docstring's closing quotes after it.
+    """
+    dropped: set[int] = set()
+    for k in range(1, len(lines) - 1):
+        if (TAUGHT_IN_LINE.fullmatch(lines[k]) and lines[k - 1] == ""
+                and lines[k + 1].strip() in CLOSING_QUOTES):
+            dropped.update((k - 1, k))
+    return [k for k in range(len(lines)) if k not in dropped]
+
+
 def hand_edited_modules(root: Path) -> list[Path]:
     return [
         path for path in sorted((root / "src").rglob("*.py"))
@@ -586,7 +680,8 @@ def update(root: Path) -> list[str]:
     the gathered imports, the docstring or the header), the chapters must not have changed since
     the module was written, and exporting the edited chapters must give back the edited module
     line for line. Otherwise the chapters are left as they were and ExportError says why.
-    Returns one line per carried edit.
+    The `Taught in ...` lines that end docstrings are the exporter's own: they are never
+    carried into a chapter (and the export puts them back). Returns one line per carried edit.
     """
     carried: list[str] = []
     for path in hand_edited_modules(root):
@@ -603,13 +698,23 @@ def update(root: Path) -> list[str]:
                 "cannot be told apart from the chapters' changes: make it in the chapter by hand "
                 f"(`.venv/bin/python tools/export.py --check` shows both), then run {FORCE_HINT}."
             )
-        have = current.split("\n")[:-1] if current.endswith("\n") else current.split("\n")
+        have_all = current.split("\n")[:-1] if current.endswith("\n") else current.split("\n")
+        # Both sides without the docstrings' `Taught in` lines, which come from the headings.
+        lines = [lines[k] for k in without_taught_in(wanted)]
+        wanted = [text for text, _ in lines]
+        kept = without_taught_in(have_all)
+        have = [have_all[k] for k in kept]
         edits: dict[str, list[tuple[int, int, list[str]]]] = {}  # chapter -> (first, last, new lines)
         matcher = difflib.SequenceMatcher(None, wanted, have, autojunk=False)
         for tag, j1, j2, i1, i2 in matcher.get_opcodes():
             if tag == "equal":
                 continue
-            where = f"{rel}:{i1 + 1}"
+            where = f"{rel}:{(kept[i1] if i1 < len(kept) else len(have_all)) + 1}"
+            if any(TAUGHT_IN_LINE.fullmatch(text) for text in have[i1:i2]):
+                raise ExportError(f"{where}: a `Taught in` line where the exporter does not write one. The "
+                                  "exporter ends the docstring of each exported function and class with it, "
+                                  "from the heading the cell sits under: leave it out of the edit, and change "
+                                  "the heading (or move the cell) in the chapter to change it")
             replaced = [origin for _, origin in lines[j1:j2]]
             if replaced:
                 kinds = {o.kind if o else "header" for o in replaced}
@@ -637,6 +742,11 @@ def update(root: Path) -> list[str]:
                     raise ExportError(f"{where}: lines added outside the code of an exported cell: "
                                       "add them in the chapter by hand")
             edits.setdefault(chapter, []).append((first, last, have[i1:i2]))
+        if not edits:
+            raise ExportError(f"{rel}: the edit changes only docstrings' `Taught in` lines, which the exporter "
+                              "writes from the headings the cells sit under: nothing to carry back. Change "
+                              f"the heading (or move the cell) in the chapter instead, and discard the edit "
+                              f"with {FORCE_HINT}.")
         originals = {chapter: (root / chapter).read_text(encoding="utf-8") for chapter in edits}
         others_before = {p: t for p, t in generated(root).items() if p != path}
         try:
@@ -649,8 +759,8 @@ def update(root: Path) -> list[str]:
             after_edit = generated(root)
             if without_fingerprint(after_edit.get(path, "")) != without_fingerprint(current):
                 raise ExportError(f"{rel}: exporting the edited chapter does not give back the edited module "
-                                  "(the edit changes how the cell is split into imports and code?): "
-                                  "make it in the chapter by hand")
+                                  "(the edit changes how the cell is split into imports and code, or a "
+                                  "`Taught in` line the exporter writes?): make it in the chapter by hand")
             if {p: t for p, t in after_edit.items() if p != path} != others_before:
                 raise ExportError(f"{rel}: carrying the edit back would change other modules too: "
                                   "make it in the chapter by hand")

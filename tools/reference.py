@@ -99,7 +99,11 @@ def _function_signature(node: ast.FunctionDef | ast.AsyncFunctionDef, method: bo
 
 
 def entries_of(block: export.Block) -> list[Entry]:
-    """The exported names of one block, in source order, with signatures and docstrings."""
+    """The exported names of one block, in source order, with signatures and docstrings.
+
+    The docstrings are read as the module has them (`block.body` is the exported text): those
+    of functions and classes end with the `Taught in ...` line tools/export.py adds.
+    """
     tree = ast.parse(block.body)
     found: list[Entry] = []
     for node in tree.body:
@@ -187,7 +191,8 @@ def _directive(kind: str, title: str, options: dict[str, str], content: str) -> 
 
 
 def render_entry(entry: Entry, module: str, link: tuple[str, str]) -> str:
-    """One name as a Python-domain directive; its docstring's closing "Taught in ..." becomes a link."""
+    """One name as a Python-domain directive; its docstring's closing "Taught in ..." (added by
+    tools/export.py) becomes a link, and a name without one (a constant) gets one."""
     paragraphs = [p for p in re.split(r"\n\s*\n", entry.doc.strip()) if p.strip()]
     taught = f"Taught in [{link[0]}]({link[1]})."
     if paragraphs and paragraphs[-1].startswith("Taught in"):
