@@ -76,6 +76,7 @@ bench: venv
 	$(BIN)/python benchmarks/bert_cpu.py
 	$(BIN)/python benchmarks/gpt_kv_cache.py
 	$(BIN)/python benchmarks/cpu_memory.py --steps 200
+	$(BIN)/python benchmarks/pretraining.py --steps 10
 
 # On a machine with an NVIDIA GPU: CUDA tests, bf16 attention benchmark, gpu preset on a slice of
 # IMDB ($IMDB_DIR), results under $OUT (default _build/gpu-check). Skips cleanly without CUDA.

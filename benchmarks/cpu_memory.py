@@ -1,11 +1,14 @@
-"""Resident memory of a CPU training run of chapter 12's GPT, with and without
-`scratchformer.hardware.return_freed_memory` (glibc's mmap threshold fixed at 64 KiB).
+"""Resident memory and speed of a CPU training run of chapter 12's GPT under three glibc
+allocator settings: its default (a threshold for `mmap` that rises as blocks are freed), the
+threshold fixed at 64 KiB, and fixed at 16 MiB (`scratchformer.hardware.return_freed_memory`'s
+default).
 
 Each setting runs in its own process: the `cpu` preset's model on random token windows, a
 schedule of `--steps` steps whose warm-up is 5% of them, sampling the resident set size every
-`--every` steps. Prints a table and the ratio of the final sizes.
+`--every` steps and timing the steps after the first `--every`. Prints a table and the ratios
+to the default, and with `--json` writes them for the appendix "Running it for real".
 
-    python benchmarks/cpu_memory.py --steps 400
+    python benchmarks/cpu_memory.py --steps 400 --json book/results/cpu_memory.json
 
 What this deliberately does not measure: GPU memory, and anything but glibc on Linux.
 """
@@ -18,7 +21,7 @@ import subprocess
 import sys
 
 CHILD = """
-import json, sys, torch
+import json, sys, time, torch
 from dataclasses import replace
 from scratchformer.gpt import GPTModel
 from scratchformer.gpt_data import TokenWindows
@@ -26,9 +29,9 @@ from scratchformer.gpt_train import gpt_preset, train_gpt
 from scratchformer.hardware import return_freed_memory
 import scratchformer.gpt_train as gpt_train
 
-steps, every, fixed = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3] == "1"
-if fixed:
-    assert return_freed_memory(), "not glibc: nothing to compare"
+steps, every, threshold = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+if threshold:
+    assert return_freed_memory(threshold), "not glibc: nothing to compare"
 torch.set_num_threads(1)
 torch.manual_seed(0)
 model_config, train_config = gpt_preset("cpu")
@@ -42,7 +45,7 @@ original = gpt_train.lr_multiplier
 def sampling_multiplier(step, total, warmup):
     if step % every == 0 and (not samples or samples[-1][0] != step):  # once per step
         pages = int(open("/proc/self/statm").read().split()[1])
-        samples.append((step, pages * 4096 / 2**20))
+        samples.append((step, pages * 4096 / 2**20, time.perf_counter()))
     return original(step, total, warmup)
 
 
@@ -53,22 +56,42 @@ print(json.dumps(samples))
 """
 
 
+SETTINGS = {"glibc default": 0, "fixed at 64 KiB": 64 * 1024, "fixed at 16 MiB": 16 << 20}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=400)
     parser.add_argument("--every", type=int, default=50)
+    parser.add_argument("--json", help="also write the results to this file")
     args = parser.parse_args()
     runs = {}
-    for fixed in (False, True):
+    for name, threshold in SETTINGS.items():
         out = subprocess.run([sys.executable, "-c", CHILD, str(args.steps), str(args.every),
-                              "1" if fixed else "0"], capture_output=True, text=True, check=True)
-        runs[fixed] = json.loads(out.stdout.strip().splitlines()[-1])
-    print(f"{'step':>6} {'glibc default (MB)':>20} {'mmap threshold 64 KiB (MB)':>28}")
-    for (step, plain), (_, fixed) in zip(runs[False], runs[True]):
-        print(f"{step:>6} {plain:>20,.0f} {fixed:>28,.0f}")
-    last_plain, last_fixed = runs[False][-1][1], runs[True][-1][1]
-    print(f"final resident size, default / fixed: {last_plain / last_fixed:.1f}x "
-          f"(warm-up ends at step {round(0.05 * args.steps)})")
+                              str(threshold)], capture_output=True, text=True, check=True)
+        runs[name] = json.loads(out.stdout.strip().splitlines()[-1])
+    print(f"{'step':>6}" + "".join(f"{name + ' (MB)':>24}" for name in SETTINGS))
+    for rows in zip(*runs.values()):
+        print(f"{rows[0][0]:>6}" + "".join(f"{row[1]:>24,.0f}" for row in rows))
+    summary = {}
+    for name, samples in runs.items():
+        (first_step, _, first_time), (last_step, last_mb, last_time) = samples[1], samples[-1]
+        summary[name] = {"final_mb": last_mb, "seconds_per_step":
+                         (last_time - first_time) / (last_step - first_step)}
+    default = summary["glibc default"]
+    print(f"{'setting':>18} {'final MB':>10} {'s/step':>8} {'memory vs default':>18} "
+          f"{'time vs default':>16}")
+    for name, row in summary.items():
+        print(f"{name:>18} {row['final_mb']:>10,.0f} {row['seconds_per_step']:>8.3f} "
+              f"{row['final_mb'] / default['final_mb']:>17.3f}x "
+              f"{row['seconds_per_step'] / default['seconds_per_step']:>15.2f}x")
+    print(f"(warm-up ends at step {round(0.05 * args.steps)})")
+    if args.json:
+        record = {"command": " ".join(["python", *sys.argv]), "steps": args.steps,
+                  "samples": {name: [row[:2] for row in rows] for name, rows in runs.items()},
+                  "summary": summary}
+        with open(args.json, "w", encoding="utf-8") as handle:
+            json.dump(record, handle, indent=1)
     return 0
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gzip
+import json
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -48,3 +51,37 @@ def html_dir() -> Path:
     )
     assert result.returncode == 0, f"book build failed:\n{result.stdout[-6000:]}\n{result.stderr[-6000:]}"
     return ROOT / "_build" / "html"
+
+
+FILLER = ["the", "movie", "plot", "actor", "scene", "was", "a", "and", "camera", "story"]
+POSITIVE = ["great", "wonderful", "loved", "superb"]
+NEGATIVE = ["awful", "boring", "hated", "terrible"]
+
+
+def toy_texts(count: int, seed: int) -> tuple[list[str], list[int]]:
+    rng = random.Random(seed)
+    texts, labels = [], []
+    for i in range(count):
+        label = i % 2
+        words = [rng.choice(FILLER) for _ in range(rng.randint(4, 25))]
+        words.insert(rng.randint(0, len(words)), rng.choice(POSITIVE if label else NEGATIVE))
+        texts.append(" ".join(words) + ".<br /><br />The end.")
+        labels.append(label)
+    return texts, labels
+
+
+@pytest.fixture(scope="session")
+def toy_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small IMDB-shaped folder with train, test and unsup files; unsup repeats a test text."""
+    folder = tmp_path_factory.mktemp("toy-imdb")
+    for split, (count, seed) in {"train": (120, 1), "test": (40, 2)}.items():
+        texts, labels = toy_texts(count, seed)
+        with open(folder / f"{split}.jsonl", "w", encoding="utf-8") as handle:
+            for text, label in zip(texts, labels):
+                handle.write(json.dumps({"text": text, "label": label}) + "\n")
+    unlabeled, _ = toy_texts(200, 3)
+    unlabeled.append(toy_texts(40, 2)[0][5])  # also a test review: must never be trained on
+    with gzip.open(folder / "unsup.jsonl.gz", "wt", encoding="utf-8") as handle:
+        for text in unlabeled:
+            handle.write(json.dumps({"text": text}) + "\n")
+    return folder

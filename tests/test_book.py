@@ -67,6 +67,17 @@ EXPECTED_IN_HTML: dict[str, list[str]] = {
         "50,260", "16,090,114", "3,283,330", "66,690",  # vocabulary; parameters
         "25,000 of 25,000", "2.9",  # chapter 1's tokenizer and tiktoken agree; tiktoken's speed
     ],
+    "book/13_pretraining.html": [
+        "86.5%", "92.76%", "86.71%", "91.50%", "7.02",  # Dai & Le; chapter 11; NBSVM; frequencies
+        "6,000", "1,600", "6.42", "2.1",  # the runs: steps, final MLM loss, passes over the stream
+        "6.99", "7.04", "0.05", "0.82",  # loss at [MASK] vs frequencies alone; at own tokens
+        "86.85%", "86.57%", "+0.28", "0.27",  # MLM 6,000 steps vs scratch, and the noise
+        "-0.40", "86.17%", "86.66%", "86.56%",  # ELECTRA; six epochs from scratch; MLM 3,000
+        "1.9", "1.20",  # an ELECTRA step's cost; 128-token windows' speed
+    ],
+    "book/running.html": [
+        "11,198", "375", "528", "2.02", "1.28",  # glibc's default, 64 KiB and 16 MiB: MB, time
+    ],
     "book/11_training.html": [
         "80.7%", "1,563", "156,300", "86.7%", "3.6", "40%", "216", "88.5%", "89.2%", "84.2%", "45,000", "0.69",
         "-1.23", "-1.31", "-1.31 .. -0.43",  # "Not bad at all.": bad, Not, every token's share
@@ -407,7 +418,7 @@ def test_exported_cells_are_marked_with_their_module(html_dir: Path) -> None:
 
 # The chapters that read IMDB; each opens with scratchformer.imdb.STAND_IN_NOTICE when it could not.
 DATA_PAGES = ["book/01_tokenization.html", "book/02_embeddings.html", "book/11_training.html",
-              "book/12_gpt.html"]
+              "book/12_gpt.html", "book/13_pretraining.html"]
 STAND_IN_WARNING = "This page was computed on a generated stand-in"
 
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One command for a machine with an NVIDIA GPU: the CUDA-parametrized tests, the attention
-# benchmark in bf16 at T = 256 and 1024, and the gpu preset on a slice of IMDB. Everything it
+# benchmark in bf16 at T = 256 and 1024, the gpu preset on a slice of IMDB, and chapter 13's
+# gpu pretraining preset for PRETRAIN_STEPS steps, then fine-tuned once. Everything it
 # prints also goes to $OUT (default _build/gpu-check). Without CUDA it says so and exits 0.
 #
 #   OUT=/tmp/gpu IMDB_DIR=/path/to/imdb bash tools/gpu_check.sh   # or: make gpu-check
@@ -44,6 +45,19 @@ if [ -n "${IMDB_DIR:-}" ]; then
         --limit "$LIMIT" --no-progress --cache "$OUT/cache" 2>&1 | tee -a "$OUT/summary.txt" || status=1
     cp "$OUT/imdb_gpu/results.json" "$OUT/imdb_gpu_results.json" 2>/dev/null
     rm -rf "$OUT/cache" "$OUT/imdb_gpu"
+    echo "== gpu pretraining preset, ${PRETRAIN_STEPS:=1000} steps, then fine-tuned" | tee -a "$OUT/summary.txt"
+    "$PYTHON" -c "import sys; from scratchformer.cli import main; sys.exit(main(sys.argv[1:]))" \
+        pretrain --data "$IMDB_DIR" --out "$OUT/pretrain_gpu" --config gpu \
+        --set "steps=$PRETRAIN_STEPS" --no-progress 2>&1 | tee -a "$OUT/summary.txt" || status=1
+    last=$(ls "$OUT"/pretrain_gpu/snapshot-*.pt 2>/dev/null | tail -n 1)
+    if [ -n "$last" ]; then
+        "$PYTHON" -c "import sys; from scratchformer.cli import main; sys.exit(main(sys.argv[1:]))" \
+            train-imdb --data "$IMDB_DIR" --out "$OUT/pretrain_gpu_tuned" --config gpu \
+            --init "$last" --no-progress 2>&1 | tee -a "$OUT/summary.txt" || status=1
+    fi
+    cp "$OUT/pretrain_gpu/results.json" "$OUT/pretrain_gpu_results.json" 2>/dev/null
+    cp "$OUT/pretrain_gpu_tuned/results.json" "$OUT/pretrain_gpu_tuned_results.json" 2>/dev/null
+    rm -rf "$OUT/pretrain_gpu" "$OUT/pretrain_gpu_tuned"
 else
     echo "== gpu preset: skipped (set IMDB_DIR to a copy of IMDB)" | tee -a "$OUT/summary.txt"
 fi

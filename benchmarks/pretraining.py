@@ -1,0 +1,92 @@
+"""Throughput of chapter 13's pretraining step on this machine: masked language modelling
+and ELECTRA, with windows of 128 and 256 tokens, at the same number of tokens per step.
+
+Each setting trains the `cpu` pretraining preset's encoder (with ELECTRA's generator where
+it applies) on random token windows for `--steps` timed steps after `--warmup` untimed ones,
+in bf16 autocast on one CPU thread, as `scratchformer pretrain --threads 1` does. Prints a
+table and each setting's speed relative to masked language modelling on 256-token windows,
+measured in the same run.
+
+    python benchmarks/pretraining.py --steps 20 --json book/results/pretraining_throughput.json
+
+What this deliberately does not measure: GPUs, several threads, and how much a step of each
+objective teaches (chapter 13 measures that by fine-tuning).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import torch
+
+from scratchformer.hardware import return_freed_memory
+from scratchformer.pretrain import PretrainingLoss, build_pretrainer, mask_tokens
+from scratchformer.pretrain_cli import pretrain_preset
+from scratchformer.train import make_optimizer
+from scratchformer.evaluation import autocast
+from scratchformer.framing import SpecialIds
+
+TOKENS_PER_STEP = 8192
+
+
+def seconds_per_step(objective: str, window: int, steps: int, warmup: int) -> float:
+    config, settings = pretrain_preset("cpu")
+    settings.objective = objective
+    torch.manual_seed(0)
+    model = build_pretrainer(config, settings)
+    loss_of = PretrainingLoss(model)
+    optimizer = make_optimizer(model, settings.lr, settings.weight_decay)
+    vocab = config.vocab_size
+    special, mask_id = SpecialIds(vocab - 4, vocab - 3, vocab - 2), vocab - 1
+    generator = torch.Generator().manual_seed(0)
+    batch = TOKENS_PER_STEP // window
+    device = torch.device("cpu")
+    for step in range(warmup + steps):
+        if step == warmup:
+            start = time.perf_counter()
+        ids = torch.randint(vocab - 4, (batch, window), generator=generator)
+        inputs, labels = mask_tokens(ids, mask_id=mask_id, vocab_size=vocab,
+                                     special_ids=[*special, mask_id], generator=generator)
+        with autocast(device, "bf16"):
+            loss = loss_of(inputs, labels, generator)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+    return (time.perf_counter() - start) / steps
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--json", help="also write the table to this file")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    return_freed_memory()
+    rows = {(objective, window): seconds_per_step(objective, window, args.steps, args.warmup)
+            for objective in ("mlm", "electra") for window in (256, 128)}
+    reference = rows[("mlm", 256)]
+    print(f"{'objective':>9} {'window':>6} {'batch':>5} {'ms/step':>8} {'tokens/s':>9} "
+          f"{'speed vs mlm, 256':>18}")
+    for (objective, window), seconds in rows.items():
+        print(f"{objective:>9} {window:>6} {TOKENS_PER_STEP // window:>5} "
+              f"{1000 * seconds:>8.0f} {TOKENS_PER_STEP / seconds:>9,.0f} "
+              f"{reference / seconds:>17.2f}x")
+    if args.json:
+        record = {"command": " ".join(["python", *sys.argv]), "load_average": os.getloadavg(),
+                  "rows": [{"objective": objective, "window": window,
+                            "batch": TOKENS_PER_STEP // window, "seconds_per_step": seconds,
+                            "tokens_per_second": TOKENS_PER_STEP / seconds,
+                            "speed_vs_mlm_256": reference / seconds}
+                           for (objective, window), seconds in rows.items()]}
+        with open(args.json, "w", encoding="utf-8") as handle:
+            json.dump(record, handle, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

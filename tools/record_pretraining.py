@@ -1,0 +1,175 @@
+"""Collect chapter 13's recorded runs into one JSON file the chapter reads.
+
+Reads a folder of runs made with `scratchformer pretrain` (sub-folders `mlm/` and
+`electra/`) and `scratchformer train-imdb --init` (one sub-folder per fine-tuning run,
+named `<arm>_s<seed>`, e.g. `mlm3000_s1`, and `scratch_long/`), and writes: each
+pretraining run's command, settings, history and snapshot times; each fine-tuning run's
+command, snapshot, seed, validation and test accuracy and times; for every snapshot of the
+masked language model, its loss on held-out windows at the positions that show `[MASK]`, a
+random token or their own token, next to a model of token frequencies alone; and its top
+predictions for a few sentences with a hidden word, before and after pretraining.
+
+    python tools/record_pretraining.py --runs runs/pretraining \
+        --record book/results/pretrain_cpu.json
+
+What this deliberately does not handle: runs made under `torchrun` on several machines
+(their snapshots sit on one of them), and more than one pretraining run per objective.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shlex
+import sys
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from scratchformer.bert import BertConfig
+from scratchformer.files import write_atomically
+from scratchformer.framing import clean_review
+from scratchformer.pretrain import (IGNORED, BertForMaskedLM, PretrainConfig,
+                                    PretrainingWindows, bert_special_ids, mask_tokens,
+                                    read_pretraining)
+from scratchformer.tokenizer import BPETokenizer
+
+# Sentences with one word hidden ("___"), written for this record: none is from IMDB.
+SENTENCES = [
+    "This movie was ___. I would not recommend it to anyone.",
+    "The acting was superb and the story kept me on the edge of my ___.",
+    "I have seen better ___ in a school play.",
+    "It is one of the worst films I have ever ___.",
+    "A wonderful film: funny, moving and beautifully ___.",
+]
+
+
+def snapshot_seconds(folder: Path) -> dict[int, float]:
+    """Each snapshot's step -> seconds of training it took."""
+    times = {}
+    for path in sorted(folder.glob("snapshot-*.pt")):
+        state = read_pretraining(path)["training"]
+        times[state["step"]] = state["seconds"]
+    return times
+
+
+def load_mlm(snapshot: Path) -> BertForMaskedLM:
+    payload = read_pretraining(snapshot)
+    model = BertForMaskedLM(BertConfig(**payload["config"]))
+    model.load_state_dict(payload["model"])
+    return model.eval()
+
+
+def loss_by_position(folder: Path, tokenizer: BPETokenizer, batches: int = 16) -> dict:
+    """Each MLM snapshot's mean loss on held-out windows at the chosen positions showing
+    `[MASK]`, a random token or their own token; and the loss of token frequencies alone
+    (counted over the training stream, add-one smoothed) at the same positions."""
+    special, mask_id = bert_special_ids(tokenizer)
+    fit, val = np.load(folder / "fit.npy"), np.load(folder / "val.npy")
+    counts = np.bincount(fit, minlength=tokenizer.n_vocab).astype(np.float64) + 1.0
+    unigram = torch.tensor(np.log(counts / counts.sum()), dtype=torch.float32)
+    windows = PretrainingWindows(val, 256, 32, special)
+    generator = torch.Generator().manual_seed(0)
+    masked = [mask_tokens(ids, mask_id=mask_id, vocab_size=tokenizer.n_vocab,
+                          special_ids=[*special, mask_id], generator=generator) + (ids,)
+              for ids, _ in zip(windows, range(batches))]
+    kinds = {"[MASK]": lambda i, o: i == mask_id, "own token": lambda i, o: i == o,
+             "random token": lambda i, o: (i != mask_id) & (i != o)}
+    result: dict = {"frequencies alone": {}, "snapshots": {}}
+    for kind, test in kinds.items():
+        losses = [-unigram[labels[(labels != IGNORED) & test(inputs, ids)]]
+                  for inputs, labels, ids in masked]
+        result["frequencies alone"][kind] = float(torch.cat(losses).mean())
+    for path in sorted(folder.glob("snapshot-*.pt")):
+        model = load_mlm(path)
+        sums = {kind: [0.0, 0] for kind in kinds}
+        with torch.no_grad():
+            for inputs, labels, ids in masked:
+                logits = model(inputs).float()  # (B, T, V)
+                for kind, test in kinds.items():
+                    where = (labels != IGNORED) & test(inputs, ids)
+                    losses = F.cross_entropy(logits[where], labels[where], reduction="sum")
+                    sums[kind][0] += float(losses)
+                    sums[kind][1] += int(where.sum())
+        step = read_pretraining(path)["training"]["step"]
+        result["snapshots"][str(step)] = {kind: total / count
+                                          for kind, (total, count) in sums.items()}
+    return result
+
+
+def top_predictions(snapshot: Path, tokenizer: BPETokenizer, k: int = 5) -> list[dict]:
+    """The masked language model's k likeliest tokens at each sentence's hidden word."""
+    model = load_mlm(snapshot)
+    special, mask_id = bert_special_ids(tokenizer)
+    rows = []
+    for sentence in SENTENCES:
+        before, after = sentence.split("___")
+        ids = [special.cls, *tokenizer.encode(clean_review(before.rstrip())), mask_id,
+               *tokenizer.encode(after), special.sep]
+        with torch.no_grad():
+            logits = model(torch.tensor([ids]))[0, ids.index(mask_id)].float()
+        probabilities = torch.softmax(logits, dim=-1)
+        best = probabilities.topk(k)
+        rows.append({"sentence": sentence,
+                     "top": [{"token": tokenizer.decode([i]), "probability": p}
+                             for i, p in zip(best.indices.tolist(), best.values.tolist())]})
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", required=True, type=Path, help="the folder of runs")
+    parser.add_argument("--record", required=True, type=Path, help="JSON file to write")
+    args = parser.parse_args(argv)
+    record: dict = {"command": shlex.join(["python", "tools/record_pretraining.py",
+                                           *(sys.argv[1:] if argv is None else argv)]),
+                    "commands": [], "pretraining": {}, "fine_tuning": []}
+    for objective in ("mlm", "electra"):
+        folder = args.runs / objective
+        results = json.loads((folder / "results.json").read_text())
+        record["commands"].append(results["command"])
+        record["pretraining"][objective] = {
+            key: results[key] for key in ("command", "model_config", "settings", "parameters",
+                                          "encoder_parameters", "data", "tokenizer",
+                                          "hardware", "seconds", "history")}
+        record["pretraining"][objective]["snapshot_seconds"] = {
+            str(step): seconds for step, seconds in snapshot_seconds(folder).items()}
+    for folder in sorted(p for p in args.runs.iterdir() if (p / "results.json").is_file()
+                         and p.name not in ("mlm", "electra")):
+        results = json.loads((folder / "results.json").read_text())
+        snapshot = Path(results["init"]["checkpoint"])
+        arm = re.fullmatch(r"(.+?)(_s\d+)?", folder.name).group(1)
+        record["commands"].append(results["command"])
+        record["fine_tuning"].append({
+            "name": folder.name, "arm": arm, "objective": snapshot.parent.name,
+            "snapshot_step": read_pretraining(snapshot)["training"]["step"],
+            "seed": results["train_config"]["seed"],
+            "epochs": results["train_config"]["epochs"],
+            "command": results["command"],
+            "validation_accuracy": results["validation"]["accuracy"],
+            "test_accuracy": results["test"]["accuracy"],
+            "seconds": results["seconds"],
+            "history": [{k: r[k] for k in ("epoch", "step", "val_accuracy", "train_loss",
+                                           "seconds")} for r in results["history"]],
+            "load_average": results["load_average"],
+        })
+    mlm = args.runs / "mlm"
+    tokenizer = BPETokenizer.load(mlm / "tokenizer.json")
+    last = max(PretrainConfig(**record["pretraining"]["mlm"]["settings"]).snapshot_steps())
+    record["predictions"] = {
+        "before": top_predictions(mlm / "snapshot-0000000.pt", tokenizer),
+        "after": top_predictions(mlm / f"snapshot-{last:07d}.pt", tokenizer),
+        "after_step": last,
+    }
+    record["loss_by_position"] = loss_by_position(mlm, tokenizer)
+    text = json.dumps(record, indent=1) + "\n"
+    write_atomically(args.record, lambda handle: handle.write(text.encode()))
+    print(f"wrote {args.record}: {len(record['fine_tuning'])} fine-tuning runs")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
