@@ -355,8 +355,8 @@ def page_tree(page: Path) -> Element:
 
 
 def teaching_chapters() -> list[str]:
-    """The pages of chapters 1-9, which teach the Transformer's parts (maps, summaries, exercises)."""
-    return [page for page in chapter_pages() if int(Path(page).name[:2]) <= 9]
+    """Every numbered chapter's page (maps, summaries, exercises)."""
+    return chapter_pages()
 
 
 def section(tree: Element, anchor: str) -> Element | None:
