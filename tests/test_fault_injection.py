@@ -23,9 +23,13 @@ from test_bert_imdb import toy_reviews, write_jsonl
 from test_failures import cli, refused, timeless
 
 WRAPPER = '''
-import sys, time
+import signal, sys, time
 from pathlib import Path
 from scratchformer import checkpoint, cli, train
+
+# Ctrl-C raises KeyboardInterrupt whatever the shell that started the tests did with SIGINT
+# (a background job or `nohup` starts its children with SIGINT ignored).
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 marker, point, count, args = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4:]
 calls = []
