@@ -74,6 +74,16 @@ FORCE_HINT = "`.venv/bin/python tools/export.py --force` (or `make export EXPORT
 UPDATE_HINT = "`.venv/bin/python tools/export.py --update` (or `make export EXPORT_FLAGS=--update`)"
 TAUGHT_IN_LINE = re.compile(r'\s*Taught in (chapter \d+|the appendix "[^"]*"), ".*"\.')
 CLOSING_QUOTES = ('"""', "'''")
+# Ends a module that names left (README's changelog): the old imports work for one release.
+MOVED_NAMES_FOOTER = [
+    "",
+    "",
+    "# Names that moved to other modules still import from here, with a DeprecationWarning.",
+    "def __getattr__(name: str) -> object:",
+    "    from scratchformer._compat import moved_name",
+    "",
+    "    return moved_name(__name__, name)",
+]
 
 
 class ExportError(Exception):
@@ -106,6 +116,7 @@ class Module:
     chapters: list[str] = field(default_factory=list)
     blocks: list[Block] = field(default_factory=list)
     doc_origins: list[tuple[str, int]] = field(default_factory=list)  # (chapter, line of `export_doc:`)
+    moved_names: bool = False  # names that left it still resolve, for a release (src/scratchformer/_compat.py)
 
 
 @dataclass(frozen=True)
@@ -437,7 +448,21 @@ def collect(root: Path) -> dict[str, Module]:
                     raise ExportError(f"{here}: '{name}' is exported twice (first at {defined_at[name]})")
                 defined_at[name] = here
             modules[block.module].blocks.append(block)
+    for name in moved_from(root):
+        if name in modules:
+            modules[name].moved_names = True
     return modules
+
+
+def moved_from(root: Path) -> list[str]:
+    """The modules that names left, as `MOVED` in the hand-written `_compat.py` lists them."""
+    path = root / "src" / PACKAGE / "_compat.py"
+    if not path.is_file():
+        return []
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", None) == "MOVED":
+            return [key.value for key in node.value.keys]  # type: ignore[union-attr]
+    return []
 
 
 def render_lines(module: Module) -> list[tuple[str, Origin | None]]:
@@ -472,6 +497,8 @@ def render_lines(module: Module) -> list[tuple[str, Origin | None]]:
         for number, (text, line) in enumerate(zip(block.body.split("\n"), block.body_lines)):
             kind = "taught in" if number in added else "code" if line else "cell"
             out.append((text, Origin(block.chapter, line or block.line, kind, index)))
+    if module.moved_names:
+        out.extend((text, None) for text in MOVED_NAMES_FOOTER)
     return out
 
 

@@ -3,4 +3,4 @@
 Each submodule is generated from the chapters that teach it (see `tools/export.py`).
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
