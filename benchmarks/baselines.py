@@ -19,7 +19,6 @@ import itertools
 import json
 import os
 import platform
-import shlex
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -47,6 +46,7 @@ from scratchformer.baselines import (
 from scratchformer.files import write_atomically
 from scratchformer.imdb import ReviewSplit, load_imdb
 from scratchformer.hardware import hardware_info
+from scratchformer.runs import command_record
 
 L2_GRID = (1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2)
 BAG_OF_WORDS_GRID = {"binary": (True, False), "min_count": (1, 2, 5), "l2": L2_GRID}
@@ -184,7 +184,7 @@ def main(argv: list[str] | None = None) -> None:
 
     if args.record is not None:
         record = {
-            "command": shlex.join(["python", "benchmarks/baselines.py", *(sys.argv[1:] if argv is None else argv)]),
+            **command_record(["python", "benchmarks/baselines.py", *(sys.argv[1:] if argv is None else argv)]),
             "hardware": hardware_info(torch.device("cpu")),
             "software": {"torch": torch.__version__, "python": platform.python_version(), "scratchformer": __version__},
             "load_average": {"start": load_at_start, "end": load_average()},

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -31,6 +30,7 @@ from scratchformer.gpt import GPTModel, generate
 from scratchformer.gpt_train import gpt_preset
 from scratchformer.gpt_train import load_gpt
 from scratchformer.files import write_atomically
+from scratchformer.runs import command_record
 from scratchformer.train import hardware_info
 
 LENGTHS = (64, 256)
@@ -95,8 +95,8 @@ def main(argv: list[str] | None = None) -> None:
     print(header, "", *table, sep="\n")
     if args.json is not None:
         record = {
-            "command": shlex.join(["python", "benchmarks/gpt_kv_cache.py",
-                                   *(sys.argv[1:] if argv is None else argv)]),
+            **command_record(["python", "benchmarks/gpt_kv_cache.py",
+                               *(sys.argv[1:] if argv is None else argv)]),
             "hardware": {"cpu": hardware["cpu"], "logical_cpus": hardware["logical_cpus"]},
             "torch": torch.__version__,
             "load_average": load,

@@ -28,7 +28,6 @@ import argparse
 import gzip
 import json
 import platform
-import shlex
 import sys
 import time
 from collections.abc import Callable
@@ -40,6 +39,7 @@ import tokenizers
 from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
 
 from scratchformer.gpt2_files import GPT2_PATTERN, bytes_to_unicode, gpt2_encoding
+from scratchformer.runs import command_record
 from scratchformer.tokenizer import BPETokenizer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         hardware = (f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python "
                     f"{platform.python_version()}, tiktoken {tiktoken.__version__}, tokenizers {tokenizers.__version__}")
         record = {
-            "command": "python benchmarks/tokenizer.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:])),
+            **command_record(["python", "benchmarks/tokenizer.py", *(argv or sys.argv[1:])]),
             "hardware": hardware,
             "table": table,
             "identity": identity,

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
 import sys
 from pathlib import Path
 
@@ -26,7 +25,7 @@ from scratchformer.evaluation import token_contributions
 from scratchformer.files import write_atomically
 from scratchformer.framing import CLS_ID, PAD_ID, SEP_ID, encode_review, review_encoding
 from scratchformer.imdb import LABEL_NAMES, encode_reviews, load_imdb
-from scratchformer.runs import file_sha256
+from scratchformer.runs import command_record, file_sha256
 
 REVIEWS = [
     "Bromwell High is a brilliantly conceived, executed and acted, but sadly overlooked sitcom. "
@@ -97,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         for i, row in zip(worst, explain(model, ids[worst]))
     ]
     record = {
-        "command": shlex.join(["python", "tools/record_predictions.py", *sys.argv[1:]]),
+        **command_record(["python", "tools/record_predictions.py", *sys.argv[1:]]),
         "checkpoint_sha256": file_sha256(path),
         "run": "book/results/imdb_cpu.json",
         "test_fingerprint": test.fingerprint(),

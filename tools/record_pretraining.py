@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import shlex
 import sys
 from pathlib import Path
 
@@ -35,6 +34,7 @@ from scratchformer.framing import clean_review
 from scratchformer.pretrain import (IGNORED, BertForMaskedLM, PretrainConfig,
                                     PretrainingWindows, bert_special_ids, mask_tokens,
                                     read_pretraining)
+from scratchformer.runs import command_record
 from scratchformer.tokenizer import BPETokenizer
 
 # Sentences with one word hidden ("___"), written for this record: none is from IMDB.
@@ -124,15 +124,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", required=True, type=Path, help="the folder of runs")
     parser.add_argument("--record", required=True, type=Path, help="JSON file to write")
     args = parser.parse_args(argv)
-    record: dict = {"command": shlex.join(["python", "tools/record_pretraining.py",
-                                           *(sys.argv[1:] if argv is None else argv)]),
-                    "commands": [], "pretraining": {}, "fine_tuning": []}
+    record: dict = {**command_record(["python", "tools/record_pretraining.py",
+                                      *(sys.argv[1:] if argv is None else argv)]),
+                    "commands": [], "commands_as_run": [], "pretraining": {}, "fine_tuning": []}
     for objective in ("mlm", "electra"):
         folder = args.runs / objective
         results = json.loads((folder / "results.json").read_text())
         record["commands"].append(results["command"])
+        record["commands_as_run"].append(results["command_as_run"])
         record["pretraining"][objective] = {
-            key: results[key] for key in ("command", "model_config", "settings", "parameters",
+            key: results[key] for key in ("command", "command_as_run", "model_config", "settings", "parameters",
                                           "encoder_parameters", "data", "tokenizer",
                                           "hardware", "seconds", "history")}
         record["pretraining"][objective]["snapshot_seconds"] = {
@@ -143,12 +144,14 @@ def main(argv: list[str] | None = None) -> int:
         snapshot = Path(results["init"]["checkpoint"])
         arm = re.fullmatch(r"(.+?)(_s\d+)?", folder.name).group(1)
         record["commands"].append(results["command"])
+        record["commands_as_run"].append(results["command_as_run"])
         record["fine_tuning"].append({
             "name": folder.name, "arm": arm, "objective": snapshot.parent.name,
             "snapshot_step": read_pretraining(snapshot)["training"]["step"],
             "seed": results["train_config"]["seed"],
             "epochs": results["train_config"]["epochs"],
             "command": results["command"],
+            "command_as_run": results["command_as_run"],
             "validation_accuracy": results["validation"]["accuracy"],
             "test_accuracy": results["test"]["accuracy"],
             "seconds": results["seconds"],
