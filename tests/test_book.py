@@ -439,3 +439,38 @@ def test_pages_say_when_they_were_computed_on_the_stand_in(html_dir: Path) -> No
             f"{page}: stand-in warning {'missing' if expected else 'present'} "
             f"(IMDB {'unreachable' if used_stand_in else 'reachable'} in this build)"
         )
+
+
+def machine_paths() -> list[str]:
+    """Paths of the machine that built the book, which no page may show a reader."""
+    paths = {str(ROOT), str(ROOT.parent), str(Path.home()), "/tmp/", "/work/", "../shared"}
+    return sorted(p for p in paths if p not in ("/", ""))
+
+
+@pytest.mark.book
+def test_no_page_shows_a_path_of_the_build_machine(html_dir: Path) -> None:
+    """Commands and outputs on the pages use the paths a reader types (`$IMDB_DIR`, `runs/...`)."""
+    pages = sorted(html_dir.rglob("*.html")) + sorted((html_dir / "_notebooks").rglob("*.ipynb"))
+    assert len(pages) > 15
+    found = {}
+    for page in pages:
+        text = page.read_text(encoding="utf-8") if page.suffix == ".ipynb" else visible_text(page)
+        hits = [path for path in machine_paths() if path in text]
+        if hits:
+            where = text.index(hits[0])
+            found[page.relative_to(html_dir).as_posix()] = (hits, text[max(0, where - 80):where + 80])
+    assert not found, found
+
+
+def test_every_mention_of_the_source_links_to_its_entry_in_the_bibliography() -> None:
+    """"The source" is the first of the three documents the bibliography names under `sources`."""
+    bibliography = (ROOT / "book" / "bibliography.md").read_text(encoding="utf-8")
+    assert "(sources)=" in bibliography and "Vizuara AI Labs" in bibliography
+    unlinked = []
+    for chapter in [c for c in export.toc_chapters(ROOT) if c != "book/bibliography.md"]:
+        prose = re.sub(r"```\{code-cell\}.*?```", "", (ROOT / chapter).read_text(encoding="utf-8"), flags=re.S)
+        for number, line in enumerate(prose.split("\n"), start=1):
+            bare = re.sub(r"\{ref\}`[^`]*<sources>`", "", line)
+            if re.search(r"\b[Tt]he source('s)?\b(?! of truth)", bare):
+                unlinked.append(f"{chapter}: {line.strip()[:80]}")
+    assert not unlinked, unlinked
