@@ -55,6 +55,23 @@ const started = Date.now();
 })();
 """
 
+# The page's height as a reader first sees it (folded cells closed); then, with every folded
+# cell opened, each code block, table or display equation wider than the box it sits in (a
+# sideways scroll bar, or a cut-off formula).
+MEASURE_LAYOUT = """
+const height = document.documentElement.scrollHeight;
+document.querySelectorAll('details').forEach((d) => { d.open = true; });
+const wide = [];
+for (const el of document.querySelectorAll('pre, table, mjx-container[display="true"]')) {
+  const box = el.closest('.pst-scrollable-table-container') || el;
+  if (box.scrollWidth > box.clientWidth + 1) {
+    wide.push(`${el.tagName.toLowerCase()} ${box.scrollWidth} px in ${box.clientWidth} px: `
+              + (el.textContent || '').trim().slice(0, 60));
+  }
+}
+return {wide: wide, height: height};
+"""
+
 WAIT_FOR_IMAGES = """
 const done = arguments[arguments.length - 1];
 const images = Array.from(document.images);
@@ -149,6 +166,7 @@ def visit(browser: Any, site: str) -> Any:
                 "resources": browser.execute_script(
                     "return performance.getEntriesByType('resource').map((r) => r.name)"),
                 "errors": [entry["message"] for entry in browser.get_log("browser") if entry["level"] == "SEVERE"],
+                "layout": browser.execute_script(MEASURE_LAYOUT),
             }
         return seen[page]
 
@@ -177,6 +195,19 @@ def test_formulas_are_rendered_by_mathjax(visit: Any, page: str) -> None:
     if seen["math_nodes"]:
         assert seen["mathjax"] == "typeset", f"{page}: {seen['mathjax']}"
         assert seen["mjx"] >= seen["math_nodes"], f"{page}: {seen['mjx']} of {seen['math_nodes']} formulas rendered"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_nothing_is_wider_than_its_column(visit: Any, page: str) -> None:
+    """At 1280 x 900, no code block, output, table or display equation scrolls sideways."""
+    assert not visit(page)["layout"]["wide"], f"{page}: {visit(page)['layout']['wide']}"
+
+
+def test_page_lengths_in_screens(visit: Any) -> None:
+    """How many 900-pixel screens each page takes at 1280 px wide, folded cells closed: printed."""
+    screens = {page: visit(page)["layout"]["height"] / 900 for page in PAGES}
+    print("\n" + "\n".join(f"{screens[page]:6.1f} screens  {page}" for page in PAGES))
+    assert all(value >= 1 for value in screens.values()), screens
 
 
 def test_some_page_has_formulas(visit: Any) -> None:
