@@ -36,6 +36,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from scratchformer.attention import MultiHeadAttention, causal_mask, padding_mask
+from scratchformer.hardware import MachineBusy, check_quiet, one_minute_load, timing_load
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
@@ -129,7 +130,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--clock", choices=["cpu", "wall"], default=None,
                         help="cpu: process CPU time (default on the CPU); wall: wall-clock time (default on a GPU)")
     parser.add_argument("--json", type=Path, default=None, help="also write the table and its rows here")
+    parser.add_argument("--allow-busy", action="store_true",
+                        help="record the timings even if the machine was busy (marked so)")
     args = parser.parse_args(argv)
+    load_at_start = one_minute_load()
 
     device, dtype = torch.device(args.device), DTYPES[args.dtype]
     clock_name = args.clock or ("cpu" if device.type == "cpu" else "wall")
@@ -200,6 +204,11 @@ def main(argv: list[str] | None = None) -> None:
     print()
     print("Targets: explicit within 2x of nn.MultiheadAttention; sdpa within 1.1x of the bare kernel.")
     if args.json is not None:
+        load = timing_load(load_at_start, one_minute_load(), own=(0, torch.get_num_threads()))
+        try:
+            check_quiet(load, args.allow_busy)
+        except MachineBusy as err:
+            raise SystemExit(f"{args.json} not written: {err}") from None
         command = "python benchmarks/attention.py " + shlex.join(sys.argv[1:] if argv is None else argv)
         write_json_atomic(args.json, {
             "command": command.strip(),
@@ -207,6 +216,7 @@ def main(argv: list[str] | None = None) -> None:
             "table": table,
             "rows": rows,
             "recorded": time.strftime("%Y-%m-%d"),
+            "load": load,
         })
 
 

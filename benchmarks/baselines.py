@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import os
 import platform
 import sys
 import time
@@ -47,15 +46,12 @@ from scratchformer.files import write_atomically
 from scratchformer.imdb import ReviewSplit, load_imdb
 from scratchformer.hardware import hardware_info
 from scratchformer.runs import command_record
+from scratchformer.hardware import MachineBusy, check_quiet, one_minute_load, timing_load
 
 L2_GRID = (1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2)
 BAG_OF_WORDS_GRID = {"binary": (True, False), "min_count": (1, 2, 5), "l2": L2_GRID}
 NBSVM_GRID = {"min_count": (1, 2), "l2": L2_GRID, "beta": (0.25, 0.5, 1.0)}
 NBSVM_NGRAMS, NBSVM_ALPHA = 2, 1.0  # the paper's bigrams and smoothing, not tuned
-
-
-def load_average() -> list[float] | None:
-    return list(os.getloadavg()) if hasattr(os, "getloadavg") else None
 
 
 def split_validation(train: ReviewSplit, size: int, seed: int) -> tuple[ReviewSplit, ReviewSplit]:
@@ -152,9 +148,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--val-size", type=int, default=2500)
     parser.add_argument("--seed", type=int, default=0, help="draws the validation reviews")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (the Transformer's run used 1)")
+    parser.add_argument("--allow-busy", action="store_true",
+                        help="record the timings even if the machine was busy (marked so)")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
-    load_at_start = load_average()
+    load_at_start = one_minute_load()
     started = time.perf_counter()
 
     data = load_imdb(args.data)
@@ -183,11 +181,16 @@ def main(argv: list[str] | None = None) -> None:
     print("", *table, sep="\n")
 
     if args.record is not None:
+        load = timing_load(load_at_start, one_minute_load(), own=(0, args.threads))
+        try:
+            check_quiet(load, args.allow_busy)
+        except MachineBusy as err:
+            raise SystemExit(f"{args.record} not written: {err}") from None
         record = {
             **command_record(["python", "benchmarks/baselines.py", *(sys.argv[1:] if argv is None else argv)]),
             "hardware": hardware_info(torch.device("cpu")),
             "software": {"torch": torch.__version__, "python": platform.python_version(), "scratchformer": __version__},
-            "load_average": {"start": load_at_start, "end": load_average()},
+            "load": load,
             "data": {
                 "source": args.data,
                 "splits": {name: {"reviews": len(split), "positive": sum(split.labels),

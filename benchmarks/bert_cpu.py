@@ -31,6 +31,7 @@ import torch.nn.functional as F
 
 from scratchformer.bert import BertForSequenceClassification
 from scratchformer.files import write_atomically
+from scratchformer.hardware import MachineBusy, check_quiet, one_minute_load, timing_load
 from scratchformer.framing import PAD_ID
 from scratchformer.evaluation import autocast
 from scratchformer.hardware import hardware_info
@@ -45,7 +46,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--json", type=Path, default=None, help="also write the table and its rows here")
+    parser.add_argument("--allow-busy", action="store_true",
+                        help="record the timings even if the machine was busy (marked so)")
     args = parser.parse_args(argv)
+    load_at_start = one_minute_load()
 
     torch.manual_seed(0)
     model_config, train_config = preset("cpu")
@@ -80,13 +84,11 @@ def main(argv: list[str] | None = None) -> None:
             samples[variant].append(step(*variant))
     best = {variant: 1000 * min(times) for variant, times in samples.items()}
     reference = best[("fp32", 1)]
-    load = os.getloadavg() if hasattr(os, "getloadavg") else None
     hardware = hardware_info(device)
     header = (
         f"torch {torch.__version__}, {hardware['cpu']}, {os.cpu_count()} CPUs, "
         f"cpu preset (d_model {model_config.d_model}, {model_config.num_layers} block), B={args.batch}, "
         f"T={args.seq_len}, forward+backward+AdamW, wall time, best of {args.rounds} interleaved rounds"
-        + (f", load average {load[0]:.1f}" if load else "")
     )
     table = ["| precision | torch threads | ms per step | vs fp32, 1 thread |", "| --- | ---: | ---: | ---: |"]
     rows = []
@@ -95,11 +97,16 @@ def main(argv: list[str] | None = None) -> None:
         table.append(f"| {precision} | {threads} | {ms:.0f} | {ms / reference:.2f}x |")
     print(header, "", *table, sep="\n")
     if args.json is not None:
+        load = timing_load(load_at_start, one_minute_load(), own=(0, max(r['threads'] for r in rows)))
+        try:
+            check_quiet(load, args.allow_busy)
+        except MachineBusy as err:
+            raise SystemExit(f"{args.json} not written: {err}") from None
         record = {
             "command": shlex.join(["python", "benchmarks/bert_cpu.py", *(sys.argv[1:] if argv is None else argv)]),
             "hardware": {"cpu": hardware["cpu"], "logical_cpus": hardware["logical_cpus"]},
             "torch": torch.__version__,
-            "load_average": load,
+            "load": load,
             "header": header,
             "table": "\n".join(table),
             "rows": rows,

@@ -20,6 +20,8 @@ import json
 import subprocess
 import sys
 
+from scratchformer.hardware import MachineBusy, check_quiet, one_minute_load, timing_load
+
 CHILD = """
 import json, sys, time, torch
 from dataclasses import replace
@@ -64,7 +66,10 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=400)
     parser.add_argument("--every", type=int, default=50)
     parser.add_argument("--json", help="also write the results to this file")
+    parser.add_argument("--allow-busy", action="store_true",
+                        help="record the timings even if the machine was busy (marked so)")
     args = parser.parse_args()
+    load_at_start = one_minute_load()
     runs = {}
     for name, threshold in SETTINGS.items():
         out = subprocess.run([sys.executable, "-c", CHILD, str(args.steps), str(args.every),
@@ -87,7 +92,12 @@ def main() -> int:
               f"{row['seconds_per_step'] / default['seconds_per_step']:>15.2f}x")
     print(f"(warm-up ends at step {round(0.05 * args.steps)})")
     if args.json:
-        record = {"command": " ".join(["python", *sys.argv]), "steps": args.steps,
+        load = timing_load(load_at_start, one_minute_load(), own=(0, 1))
+        try:
+            check_quiet(load, args.allow_busy)
+        except MachineBusy as err:
+            raise SystemExit(f"{args.json} not written: {err}") from None
+        record = {"command": " ".join(["python", *sys.argv]), "steps": args.steps, "load": load,
                   "samples": {name: [row[:2] for row in rows] for name, rows in runs.items()},
                   "summary": summary}
         with open(args.json, "w", encoding="utf-8") as handle:

@@ -30,6 +30,7 @@ from scratchformer.gpt import GPTModel, generate
 from scratchformer.gpt_train import gpt_preset
 from scratchformer.gpt_train import load_gpt
 from scratchformer.files import write_atomically
+from scratchformer.hardware import MachineBusy, check_quiet, one_minute_load, timing_load
 from scratchformer.runs import command_record
 from scratchformer.train import hardware_info
 
@@ -42,8 +43,13 @@ def main(argv: list[str] | None = None) -> None:
                         "a fresh model of the cpu preset's sizes)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--lengths", type=int, nargs="+", default=None,
+                        help="new tokens to time (default: 64, 256 and a full context)")
     parser.add_argument("--json", type=Path, default=None, help="also write the table and rows here")
+    parser.add_argument("--allow-busy", action="store_true",
+                        help="record the timings even if the machine was busy (marked so)")
     args = parser.parse_args(argv)
+    load_at_start = one_minute_load()
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
@@ -54,7 +60,8 @@ def main(argv: list[str] | None = None) -> None:
     config = model.config
     prompt = torch.tensor([[config.vocab_size - 3]])  # <|endoftext|>, the first special token
     full = config.context_length - prompt.shape[1]
-    lengths = sorted({n for n in LENGTHS if n <= full} | {full})
+    wanted = set(args.lengths) if args.lengths else {*LENGTHS, full}
+    lengths = sorted(n for n in wanted if n <= full)
 
     def run(new_tokens: int, use_cache: bool) -> tuple[float, torch.Tensor]:
         start = time.perf_counter()
@@ -74,13 +81,12 @@ def main(argv: list[str] | None = None) -> None:
         if not torch.equal(outputs[n, True], outputs[n, False]):
             raise SystemExit(f"cached and uncached greedy generation differ at {n} new tokens")
     best = {variant: min(times) for variant, times in samples.items()}
-    load = os.getloadavg() if hasattr(os, "getloadavg") else None
     hardware = hardware_info(torch.device("cpu"))
     header = (
         f"torch {torch.__version__}, {hardware['cpu']}, {os.cpu_count()} CPUs, {args.threads} torch "
         f"thread(s); GPT d_model {config.d_model}, {config.num_layers} blocks, context "
         f"{config.context_length}, vocabulary {config.vocab_size}; greedy, batch 1; wall time, best of "
-        f"{args.rounds} interleaved rounds" + (f", load average {load[0]:.1f}" if load else "")
+        f"{args.rounds} interleaved rounds" 
     )
     table = ["| new tokens | uncached: s | uncached: tokens/s | cached: s | cached: tokens/s "
              "| speed-up (cached ÷ uncached) |", "| ---: | ---: | ---: | ---: | ---: | ---: |"]
@@ -94,12 +100,17 @@ def main(argv: list[str] | None = None) -> None:
                      f"| {plain / cached:.1f}x |")
     print(header, "", *table, sep="\n")
     if args.json is not None:
+        load = timing_load(load_at_start, one_minute_load(), own=(0, args.threads))
+        try:
+            check_quiet(load, args.allow_busy)
+        except MachineBusy as err:
+            raise SystemExit(f"{args.json} not written: {err}") from None
         record = {
             **command_record(["python", "benchmarks/gpt_kv_cache.py",
                                *(sys.argv[1:] if argv is None else argv)]),
             "hardware": {"cpu": hardware["cpu"], "logical_cpus": hardware["logical_cpus"]},
             "torch": torch.__version__,
-            "load_average": load,
+            "load": load,
             "model_config": {"d_model": config.d_model, "num_layers": config.num_layers,
                              "num_heads": config.num_heads, "context_length": config.context_length,
                              "vocab_size": config.vocab_size},

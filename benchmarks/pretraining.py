@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 
@@ -29,6 +28,7 @@ from scratchformer.pretrain_cli import pretrain_preset
 from scratchformer.train import make_optimizer
 from scratchformer.evaluation import autocast
 from scratchformer.framing import SpecialIds
+from scratchformer.hardware import MachineBusy, check_quiet, one_minute_load, timing_load
 
 TOKENS_PER_STEP = 8192
 
@@ -64,7 +64,10 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--json", help="also write the table to this file")
+    parser.add_argument("--allow-busy", action="store_true",
+                        help="record the timings even if the machine was busy (marked so)")
     args = parser.parse_args()
+    load_at_start = one_minute_load()
     torch.set_num_threads(1)
     return_freed_memory()
     rows = {(objective, window): seconds_per_step(objective, window, args.steps, args.warmup)
@@ -77,7 +80,12 @@ def main() -> int:
               f"{1000 * seconds:>8.0f} {TOKENS_PER_STEP / seconds:>9,.0f} "
               f"{reference / seconds:>17.2f}x")
     if args.json:
-        record = {"command": " ".join(["python", *sys.argv]), "load_average": os.getloadavg(),
+        load = timing_load(load_at_start, one_minute_load(), own=(0, 1))
+        try:
+            check_quiet(load, args.allow_busy)
+        except MachineBusy as err:
+            raise SystemExit(f"{args.json} not written: {err}") from None
+        record = {"command": " ".join(["python", *sys.argv]), "load": load,
                   "rows": [{"objective": objective, "window": window,
                             "batch": TOKENS_PER_STEP // window, "seconds_per_step": seconds,
                             "tokens_per_second": TOKENS_PER_STEP / seconds,

@@ -41,6 +41,7 @@ from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
 from scratchformer.gpt2_files import GPT2_PATTERN, bytes_to_unicode, gpt2_encoding
 from scratchformer.runs import command_record
 from scratchformer.tokenizer import BPETokenizer
+from scratchformer.hardware import MachineBusy, check_quiet, one_minute_load, timing_load
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -91,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--codepoints", action=argparse.BooleanOptionalAction, default=True,
                         help="also check text made of every Unicode scalar value (about a minute)")
     parser.add_argument("--record", type=Path, help="also write the results as JSON (for the book)")
+    parser.add_argument("--allow-busy", action="store_true",
+                        help="record the timings even if the machine was busy (marked so)")
     args = parser.parse_args(argv)
     if not args.data.exists():
         parser.error(f"--data {args.data} does not exist")
@@ -148,6 +151,12 @@ def main(argv: list[str] | None = None) -> int:
     print(table)
 
     if args.record:
+        load_at_start = load_before[0]
+        load = timing_load(load_at_start, one_minute_load(), own=(0, 1))
+        try:
+            check_quiet(load, args.allow_busy)
+        except MachineBusy as err:
+            raise SystemExit(f"{args.record} not written: {err}") from None
         hardware = (f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python "
                     f"{platform.python_version()}, tiktoken {tiktoken.__version__}, tokenizers {tokenizers.__version__}")
         record = {
@@ -161,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
             "merges": args.merges,
             "train_tokens_matching": matching,
             "train_tokens_total": max(len(our_tokens), len(hf_tokens)),
-            "load_average": [load_before[0], load_after[0]],
+            "load": load,
         }
         args.record.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     return 0 if same == len(texts) and same_probes == len(probes) else 1
