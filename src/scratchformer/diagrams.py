@@ -37,6 +37,7 @@ STEPS = [
 # GPT-2's ids of the map's example sentence (tests/test_diagrams.py checks them).
 EXAMPLE_IDS = [464, 1306, 1110, 318, 6016]
 HIGHLIGHT, PLAIN, EDGE = "#f6b042", "#eef1f5", "#4a5568"
+SHAPE_PT = 10  # the shapes under a diagram's matrices
 
 
 def _svg(fig) -> object:
@@ -80,12 +81,16 @@ def pipeline_map(step: str, here: str) -> object:
             fc=HIGHLIGHT if active else PLAIN, ec=EDGE, lw=2.0 if active else 0.8))
         ax.text(x + width / 2, 0.72, title, ha="center", va="center", fontsize=11,
                 weight="bold" if active else "normal", linespacing=0.95)
-        ax.text(x + width / 2, 0.25, example, ha="center", va="center", fontsize=8.5,
+        ax.text(x + width / 2, 0.25, example, ha="center", va="center", fontsize=9.5,
                 family="monospace", color="#222222", linespacing=1.05)
         ax.text(x + width / 2, -0.17, chapters, ha="center", va="center", fontsize=10,
                 color="#444444")
         if active:
-            ax.text(x + width / 2, 1.2, here, ha="center", va="center", fontsize=11,
+            # Centred on its box, but never past the map's ends: a wider image would be
+            # scaled down to the column, and its labels with it.
+            align = "left" if i == 0 else "right" if i == len(STEPS) - 1 else "center"
+            anchor = {"left": x, "center": x + width / 2, "right": x + width}[align]
+            ax.text(anchor, 1.2, here, ha=align, va="center", fontsize=11,
                     weight="bold", color="#8a4b00")
         if i:
             ax.annotate("", xy=(x - 0.02, 0.49), xytext=(x - gap + 0.03, 0.49),
@@ -146,7 +151,7 @@ def _draw_grid(ax, grid: Grid, x: float, y_mid: float, cell: float) -> None:
     ax.text(x + width / 2, y0 + height + 0.06, grid.label, ha="center", va="bottom",
             fontsize=11, weight="bold")
     shape = grid.shape if grid.shape is not None else f"({grid.rows}, {grid.cols})"
-    ax.text(x + width / 2, y0 - 0.06, shape, ha="center", va="top", fontsize=9.5,
+    ax.text(x + width / 2, y0 - 0.06, shape, ha="center", va="top", fontsize=SHAPE_PT,
             family="monospace")
 
 
@@ -169,7 +174,7 @@ def _slot_width(grid: Grid, cell: float) -> float:
     """The width a matrix takes in its row: its cells, or its label or shape if wider."""
     shape = grid.shape if grid.shape is not None else f"({grid.rows}, {grid.cols})"
     return max(grid.size(cell)[0], _text_width(grid.label, 11, weight="bold"),
-               _text_width(shape, 9.5, family="monospace")) + 0.3
+               _text_width(shape, SHAPE_PT, family="monospace")) + 0.3
 
 
 def shape_diagram(rows: list[list[Grid | str]], cell: float = 0.22, row_gap: float = 0.3) -> object:
