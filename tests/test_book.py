@@ -425,6 +425,35 @@ def test_no_plotting_code_is_shown(html_dir: Path, page: str) -> None:
     assert not drawing, f"{page} shows plotting code in cells starting: {drawing}"
 
 
+def image_alt_problems(html_dir: Path, page: str) -> list[str]:
+    """What is wrong with the alt text of each `<img>` of a page: none, empty, or a file path
+    (MyST-NB's default when a cell's options give none)."""
+    from test_conventions import alt_text_problem
+
+    problems = []
+    for image in (e for e in page_tree(html_dir / page).walk() if e.tag == "img"):
+        alt = image.attrs.get("alt")
+        src = image.attrs.get("src", "")
+        if "_images/" not in src:  # the theme's logos and buttons: only a name is needed
+            problem = None if alt and alt.strip() and not FILE_PATH.search(alt) else f"alt {alt!r}"
+        else:
+            problem = alt_text_problem(alt)
+        if problem:
+            problems.append(f"{src}: {problem}")
+    return problems
+
+
+FILE_PATH = re.compile(r"\.(png|svg|jpe?g|gif)$|/", re.IGNORECASE)
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("page", ["index.html", *book_pages()])
+def test_every_image_says_what_it_shows(html_dir: Path, page: str) -> None:
+    """A reader who cannot see a figure hears its alt text: never empty, never a file path."""
+    problems = image_alt_problems(html_dir, page)
+    assert not problems, f"{page}: " + "; ".join(problems)
+
+
 @pytest.mark.book
 def test_exported_cells_are_marked_with_their_module(html_dir: Path) -> None:
     for module in export.collect(ROOT).values():

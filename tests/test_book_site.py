@@ -301,6 +301,16 @@ def test_execution_fingerprint_follows_the_recorded_runs(tmp_path: Path) -> None
     assert book_site.changed_parts(before, after) == ["a recorded run (book/results) changed"]
 
 
+def test_execution_fingerprint_follows_the_figures_style(tmp_path: Path) -> None:
+    root = package_copy(tmp_path)
+    (root / "book").mkdir()
+    (root / "book" / "matplotlibrc").write_text("font.size: 11\n")
+    before = book_site.execution_fingerprint(root, {})
+    (root / "book" / "matplotlibrc").write_text("font.size: 12\n")
+    after = book_site.execution_fingerprint(root, {})
+    assert book_site.changed_parts(before, after) == ["the figures' style (book/matplotlibrc) changed"]
+
+
 def test_execution_fingerprint_follows_the_imdb_data_and_the_requirement(tmp_path: Path) -> None:
     root = package_copy(tmp_path)
     data = tmp_path / "imdb"

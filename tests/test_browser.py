@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import json
 import os
 import shutil
 import struct
@@ -266,3 +267,71 @@ def test_screenshots_of_two_chapters(browser: Any, site: str) -> None:
         width, shot_height = png_size(path)
         assert width >= 1000 and shot_height >= 600, (page, width, shot_height)
         assert path.stat().st_size > 20_000, f"{path} looks blank"
+
+
+# Body text is 16 px; no label of a figure may appear smaller than 70% of it.
+BODY_TEXT_PX = 16
+SMALLEST_LABEL_PX = 0.7 * BODY_TEXT_PX
+LABEL_REPORT = ROOT / "_build" / "figure-labels.json"
+
+FIGURE_GEOMETRY = """
+const done = arguments[arguments.length - 1];
+// A reader opens folded cells to see their figures: open them all before measuring.
+document.querySelectorAll('details').forEach((d) => { d.open = true; });
+const images = Array.from(document.querySelectorAll('img'))
+  .filter((img) => (img.getAttribute('src') || '').includes('_images/'));
+images.forEach((img) => { img.loading = 'eager'; });
+Promise.all(images.map((img) => img.complete ? null : new Promise((resolve) => {
+  img.addEventListener('load', resolve); img.addEventListener('error', resolve);
+}))).then(() => done({
+  body: parseFloat(getComputedStyle(document.querySelector('main p') || document.body).fontSize),
+  images: images.map((img) => ({
+    src: img.getAttribute('src'), url: img.src, alt: img.getAttribute('alt'),
+    rendered: img.getBoundingClientRect().width, natural: img.naturalWidth,
+  })),
+}));
+"""
+
+
+def figure_labels(browser: Any, site: str, html_dir: Path) -> list[dict[str, Any]]:
+    """Every figure of every page at a 1280-px window: its smallest label in points (from the
+    record the image carries) and that label's height on screen in CSS pixels."""
+    from urllib.parse import urlsplit
+
+    from scratchformer.diagrams import label_record
+
+    measured = []
+    for page in book_pages():
+        browser.get(site + page)
+        seen = browser.execute_async_script(FIGURE_GEOMETRY)
+        assert seen["body"] == BODY_TEXT_PX, f"{page}: body text is {seen['body']} px, not {BODY_TEXT_PX}"
+        for image in seen["images"]:
+            path = html_dir / urlsplit(image["url"]).path.lstrip("/")
+            record = label_record(path.read_bytes())
+            entry = {"page": page, **image, "record": record}
+            if record and "smallest_pt" in record:
+                entry["label_px"] = round(record["smallest_pt"] * image["rendered"] / record["width_pt"], 2)
+            measured.append(entry)
+    return measured
+
+
+def test_no_figure_label_is_smaller_than_70_percent_of_the_body_text(
+        browser: Any, site: str, html_dir: Path) -> None:
+    """Each figure carries its smallest label's size in points and its width in points (the
+    book's matplotlibrc and diagrams record them); the width the browser gives the image turns
+    that into CSS pixels. Written to _build/figure-labels.json for a person to read."""
+    measured = figure_labels(browser, site, html_dir)
+    LABEL_REPORT.parent.mkdir(parents=True, exist_ok=True)
+    LABEL_REPORT.write_text(json.dumps(measured, indent=1, ensure_ascii=False), encoding="utf-8")
+    assert len(measured) >= 30, f"only {len(measured)} figures found"
+    unrecorded = [f"{m['page']}: {m['src']}" for m in measured if m["record"] is None]
+    assert not unrecorded, ("figures that carry no record of their labels (drawn without "
+                            f"book/matplotlibrc's figure hook?): {unrecorded}")
+    unseen = [f"{m['page']}: {m['src']}" for m in measured if not m["rendered"]]
+    assert not unseen, f"figures the page does not show: {unseen}"
+    small = [f"{m['page']}: {m['src']} shows {m['record']['text']!r} at {m['label_px']:.1f} px "
+             f"({m['record']['smallest_pt']} pt in an image {m['record']['width_pt']:.0f} pt wide, "
+             f"shown {m['rendered']:.0f} px wide)"
+             for m in measured if m.get("label_px", 0) < SMALLEST_LABEL_PX]
+    assert not small, (f"figure labels smaller than {SMALLEST_LABEL_PX:.1f} px (70% of the "
+                       f"{BODY_TEXT_PX} px body text):\n" + "\n".join(small))

@@ -15,7 +15,11 @@ fails here with a message that says what to add.
   (`EXPECTED_IN_HTML` in tests/test_book.py);
 - code on the page fits 90 columns: every line of every code cell, options included;
 - a chapter runs its own definitions: it never imports from the package a name that one of its
-  own exported cells defines (a reader's edit to that cell would be silently ignored).
+  own exported cells defines (a reader's edit to that cell would be silently ignored);
+- a code cell that draws a figure (calls `plt.show`, `plt.subplots`, `plt.figure`, the book's
+  diagrams, or a function of the chapter that does) says what the figure shows in its metadata
+  (`mystnb: image: alt:`), a sentence or more, not a file name: MyST-NB gives the `<img>` that
+  text, and without it the page gives the image's path to a reader who cannot see it.
 
 Chapters written before the last two conventions may be listed in `WIDER_THAN_90_COLUMNS` and
 `IMPORTING_THEIR_OWN_DEFINITIONS` until they are fixed; the test fails once a listed chapter
@@ -248,6 +252,94 @@ def own_definitions(root: Path, exceptions: set[str] = IMPORTING_THEIR_OWN_DEFIN
     return problems
 
 
+# Calls that put a figure into a cell's output.
+DRAWING_CALLS = {"plt.show", "plt.subplots", "plt.figure", "plt.imshow", "plt.plot",
+                 "pipeline_map", "shape_diagram"}
+ALT_MIN_WORDS = 8
+FILE_NAME = re.compile(r"(^|[\\/])[^\s]*\.(png|svg|jpe?g|gif)$|^\.\./_images/", re.IGNORECASE)
+
+
+def call_name(node: ast.Call) -> str:
+    """`plt.show` for plt.show(), `show_weights` for show_weights(...)."""
+    func, parts = node.func, []
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if isinstance(func, ast.Name):
+        parts.append(func.id)
+    return ".".join(reversed(parts))
+
+
+def top_level_calls(tree: ast.Module) -> set[str]:
+    """Names called by a cell's own statements, not inside the functions it defines."""
+    names: set[str] = set()
+    pending: list[ast.AST] = list(tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Call):
+            names.add(call_name(node))
+        pending.extend(ast.iter_child_nodes(node))
+    return names
+
+
+def drawing_cells(notebook) -> list[int]:
+    """Indices of the code cells that draw a figure: they call a drawing function, or a
+    function of the chapter that calls one (such as chapter 4's `show_weights`)."""
+    trees = {}
+    for index, cell in enumerate(notebook.cells):
+        if cell.cell_type == "code":
+            try:
+                trees[index] = ast.parse(cell.source)
+            except SyntaxError:  # magics: such a cell draws nothing we check
+                continue
+    drawing = set(DRAWING_CALLS)
+    functions = {node.name: {call_name(c) for c in ast.walk(node) if isinstance(c, ast.Call)}
+                 for tree in trees.values() for node in ast.walk(tree)
+                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    while True:  # helpers of helpers
+        more = {name for name, calls in functions.items() if calls & drawing} - drawing
+        if not more:
+            break
+        drawing |= more
+    return [index for index, tree in trees.items() if top_level_calls(tree) & drawing]
+
+
+def alt_text_problem(alt: object) -> str | None:
+    if not isinstance(alt, str) or not alt.strip():
+        return "no alt text"
+    if FILE_NAME.search(alt.strip()):
+        return f"its alt text is a file name ({alt!r})"
+    if len(alt.split()) < ALT_MIN_WORDS:
+        return f"its alt text ({alt!r}) is too short to say what the figure shows"
+    return None
+
+
+def figure_alt_text(root: Path) -> list[str]:
+    import jupytext
+
+    problems = []
+    for chapter in export.toc_chapters(root):
+        text = (root / chapter).read_text(encoding="utf-8")
+        notebook = jupytext.reads(text, fmt="md:myst")
+        fences = export.cell_fence_lines(text)
+        code_indices = [i for i, cell in enumerate(notebook.cells) if cell.cell_type == "code"]
+        for index in drawing_cells(notebook):
+            metadata = notebook.cells[index].metadata.get("mystnb", {})
+            alt = (metadata.get("image") or {}).get("alt")
+            problem = alt_text_problem(alt)
+            if problem:
+                problems.append(f"{chapter}:{fences[code_indices.index(index)]}: the cell draws a "
+                                f"figure but {problem}")
+    if problems:
+        problems.append(
+            "Say in each such cell's options what its figure shows (its axes, what it compares, "
+            "the point it makes), as the chapters' maps do:\n---\nmystnb:\n  image:\n    alt: "
+            "'Loss against training steps: ...'\ntags: [hide-input]\n---")
+    return problems
+
+
 def all_problems(root: Path, expected: dict[str, list[str]]) -> dict[str, list[str]]:
     return {
         "module docstrings": module_docstrings(root),
@@ -259,11 +351,13 @@ def all_problems(root: Path, expected: dict[str, list[str]]) -> dict[str, list[s
         "glued numbers": glued_numbers_checked(root, expected),
         "code width": code_width(root),
         "own definitions": own_definitions(root),
+        "figure alt text": figure_alt_text(root),
     }
 
 
 CONVENTIONS = ["module docstrings", "file numbers", "introduction", "closing sections", "taught in",
-               "taught in by hand", "glued numbers", "code width", "own definitions"]
+               "taught in by hand", "glued numbers", "code width", "own definitions",
+               "figure alt text"]
 
 
 @pytest.fixture(scope="module")

@@ -35,3 +35,64 @@ def test_a_shape_diagram_draws_matrices_and_operations() -> None:
          Grid("merged", 3, 6, col_colors=["#ff0000"] * 3 + ["#0000ff"] * 3)],
     ]).data
     assert "<svg" in svg and svg.count("<path") > 50
+
+
+def test_a_saved_figure_records_its_smallest_label_and_its_width() -> None:
+    """What the browser test reads: the smallest text drawn (legends, ticks, annotations) and
+    the image's width in points, from the PNG the notebook displays."""
+    import io
+
+    from IPython.core.pylabtools import print_figure
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from PIL import Image
+
+    from scratchformer.diagrams import label_record, record_labels
+
+    fig = Figure(figsize=(5, 3), dpi=100)
+    FigureCanvasAgg(fig)  # what pyplot gives a figure before calling the hooks
+    record_labels(fig)
+    ax = fig.add_subplot()
+    ax.plot([0, 1], [0, 1], label="a line")
+    ax.set_xlabel("x", fontsize=12)
+    ax.legend(fontsize=6.5)
+    ax.annotate("", xy=(0.5, 0.5), xytext=(0.2, 0.2))  # an empty text is no label
+    png = print_figure(fig, "png", bbox_inches="tight")
+    record = label_record(png)
+    assert record is not None
+    assert record["smallest_pt"] == 6.5 and record["text"] == "a line"
+    width_px = Image.open(io.BytesIO(png)).size[0]
+    assert abs(record["width_pt"] - width_px / 100 * 72) < 0.01
+
+
+def test_a_figure_without_the_hook_carries_no_record() -> None:
+    from IPython.core.pylabtools import print_figure
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from scratchformer.diagrams import label_record
+
+    fig = Figure(figsize=(2, 2))
+    FigureCanvasAgg(fig)
+    fig.add_subplot().set_title("title")
+    assert label_record(print_figure(fig, "png")) is None
+
+
+def test_the_diagrams_record_their_smallest_label() -> None:
+    from scratchformer.diagrams import SHAPE_PT, label_record
+
+    map_record = label_record(pipeline_map("tokens", "chapter 1: tokenization").data.encode())
+    assert map_record["smallest_pt"] == 9.5 and map_record["width_pt"] > 400
+    shapes = label_record(shape_diagram([[Grid("X", 5, 8), "@", Grid("W", 8, 4)]]).data.encode())
+    assert shapes["smallest_pt"] == SHAPE_PT and shapes["text"] == "(5, 8)"
+
+
+def test_the_chapters_figures_use_the_books_style() -> None:
+    """MyST-NB runs each chapter in book/, where matplotlib reads book/matplotlibrc."""
+    from matplotlib import rc_params_from_file
+
+    from conftest import ROOT
+
+    style = rc_params_from_file(ROOT / "book" / "matplotlibrc", use_default_template=False)
+    assert "scratchformer.diagrams:record_labels" in style["figure.hooks"]
+    assert style["font.size"] >= 11

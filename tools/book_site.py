@@ -61,6 +61,7 @@ MATHJAX_PARTS = [MATHJAX_ENTRY, "input", "output", "ui", "a11y", "sre", "adaptor
 REFERENCE_DOC = "book/reference"
 PACKAGE_DIR = "src/scratchformer"
 RESULTS_DIR = "book/results"
+FIGURE_STYLE = "book/matplotlibrc"  # every chapter's figures are drawn with it
 # Kept inside the cache folder, so that a cache restored elsewhere (CI) carries its own record.
 EXECUTION_STAMP = "scratchformer-fingerprint.json"
 
@@ -207,9 +208,11 @@ def execution_fingerprint(root: Path, environ: Mapping[str, str] = os.environ) -
                 digest.update(hashlib.sha256(path.read_bytes()).digest())
         return digest.hexdigest()
 
+    style = root / FIGURE_STYLE
     return {
         "package": files_digest(PACKAGE_DIR),
         "results": files_digest(RESULTS_DIR),
+        "figure_style": hashlib.sha256(style.read_bytes()).hexdigest() if style.exists() else "",
         "imdb": imdb_fingerprint(environ),
         "require_imdb": environ.get("SCRATCHFORMER_REQUIRE_IMDB", ""),
     }
@@ -221,6 +224,7 @@ def changed_parts(stored: Mapping[str, str] | None, current: Mapping[str, str]) 
         return ["no record of what the cached outputs were computed with"]
     words = {"package": f"the package source ({PACKAGE_DIR}) changed",
              "results": f"a recorded run ({RESULTS_DIR}) changed",
+             "figure_style": f"the figures' style ({FIGURE_STYLE}) changed",
              "imdb": "the IMDB data (IMDB_DIR or the datasets cache) changed",
              "require_imdb": "SCRATCHFORMER_REQUIRE_IMDB changed"}
     return [words.get(key, f"{key} changed") for key in sorted(set(stored) | set(current))

@@ -8,14 +8,22 @@ it. It needs matplotlib (installed with the book's requirements, `pip install .[
   positions -> attention -> blocks -> prediction, with one step highlighted.
 - `shape_diagram(rows)` draws rows of matrices (`Grid`) and the operations between them, each
   matrix as a grid of cells with its name above and its shape below.
+- `record_labels(fig)`, a figure hook that `book/matplotlibrc` installs for every chapter's
+  figures, writes into each saved image the smallest text it draws and the image's width, so
+  that a test can tell how large the labels appear on the page (`label_record` reads it back).
 
 Both return an `IPython.display.SVG`, which a notebook displays as a sharp vector image.
 """
 
 from __future__ import annotations
 
+import inspect
 import io
+import json
+import re
+from contextlib import contextmanager
 from dataclasses import dataclass
+from xml.sax.saxutils import quoteattr
 
 # (key, title, example, chapters) for each step of the pipeline, in order.
 STEPS = [
@@ -29,6 +37,7 @@ STEPS = [
 # GPT-2's ids of the map's example sentence (tests/test_diagrams.py checks them).
 EXAMPLE_IDS = [464, 1306, 1110, 318, 6016]
 HIGHLIGHT, PLAIN, EDGE = "#f6b042", "#eef1f5", "#4a5568"
+SHAPE_PT = 10  # the shapes under a diagram's matrices
 
 
 def _svg(fig) -> object:
@@ -36,11 +45,15 @@ def _svg(fig) -> object:
     from IPython.display import SVG
     from matplotlib import rc_context
 
-    buffer = io.StringIO()
-    with rc_context({"svg.hashsalt": "scratchformer", "svg.fonttype": "path"}):
+    from matplotlib.backends.backend_svg import RendererSVG
+
+    buffer, record = io.StringIO(), {}
+    with rc_context({"svg.hashsalt": "scratchformer", "svg.fonttype": "path"}), \
+            _recording_labels(RendererSVG, record, lambda renderer: renderer.width):
         fig.savefig(buffer, format="svg", bbox_inches="tight", pad_inches=0.05,
                     metadata={"Date": None})
-    return SVG(buffer.getvalue())
+    attribute = f"{LABEL_RECORD}={quoteattr(json.dumps(record, sort_keys=True))}"
+    return SVG(re.sub(r"<svg\b", f"<svg {attribute}", buffer.getvalue(), count=1))
 
 
 def pipeline_map(step: str, here: str) -> object:
@@ -68,12 +81,16 @@ def pipeline_map(step: str, here: str) -> object:
             fc=HIGHLIGHT if active else PLAIN, ec=EDGE, lw=2.0 if active else 0.8))
         ax.text(x + width / 2, 0.72, title, ha="center", va="center", fontsize=11,
                 weight="bold" if active else "normal", linespacing=0.95)
-        ax.text(x + width / 2, 0.25, example, ha="center", va="center", fontsize=8.5,
+        ax.text(x + width / 2, 0.25, example, ha="center", va="center", fontsize=9.5,
                 family="monospace", color="#222222", linespacing=1.05)
         ax.text(x + width / 2, -0.17, chapters, ha="center", va="center", fontsize=10,
                 color="#444444")
         if active:
-            ax.text(x + width / 2, 1.2, here, ha="center", va="center", fontsize=11,
+            # Centred on its box, but never past the map's ends: a wider image would be
+            # scaled down to the column, and its labels with it.
+            align = "left" if i == 0 else "right" if i == len(STEPS) - 1 else "center"
+            anchor = {"left": x, "center": x + width / 2, "right": x + width}[align]
+            ax.text(anchor, 1.2, here, ha=align, va="center", fontsize=11,
                     weight="bold", color="#8a4b00")
         if i:
             ax.annotate("", xy=(x - 0.02, 0.49), xytext=(x - gap + 0.03, 0.49),
@@ -134,7 +151,7 @@ def _draw_grid(ax, grid: Grid, x: float, y_mid: float, cell: float) -> None:
     ax.text(x + width / 2, y0 + height + 0.06, grid.label, ha="center", va="bottom",
             fontsize=11, weight="bold")
     shape = grid.shape if grid.shape is not None else f"({grid.rows}, {grid.cols})"
-    ax.text(x + width / 2, y0 - 0.06, shape, ha="center", va="top", fontsize=9.5,
+    ax.text(x + width / 2, y0 - 0.06, shape, ha="center", va="top", fontsize=SHAPE_PT,
             family="monospace")
 
 
@@ -157,7 +174,7 @@ def _slot_width(grid: Grid, cell: float) -> float:
     """The width a matrix takes in its row: its cells, or its label or shape if wider."""
     shape = grid.shape if grid.shape is not None else f"({grid.rows}, {grid.cols})"
     return max(grid.size(cell)[0], _text_width(grid.label, 11, weight="bold"),
-               _text_width(shape, 9.5, family="monospace")) + 0.3
+               _text_width(shape, SHAPE_PT, family="monospace")) + 0.3
 
 
 def shape_diagram(rows: list[list[Grid | str]], cell: float = 0.22, row_gap: float = 0.3) -> object:
@@ -194,3 +211,70 @@ def shape_diagram(rows: list[list[Grid | str]], cell: float = 0.22, row_gap: flo
                 x += _op_width(item)
         top -= h + row_gap
     return _svg(fig)
+
+
+# The record each image carries: a PNG text chunk, or an attribute of an SVG's root element.
+LABEL_RECORD = "data-scratchformer-labels"
+
+
+@contextmanager
+def _recording_labels(renderer_class, record: dict, width_pt, changed=lambda: None):
+    """While drawing with `renderer_class`, keep in `record` the smallest text drawn
+    (`smallest_pt`, `text`) and the image's width in points (`width_pt(renderer)`); call
+    `changed()` after each text."""
+    draw_text = renderer_class.draw_text
+
+    def recording_draw_text(renderer, gc, x, y, s, prop, angle, *args, **kwargs):
+        size = prop.get_size_in_points()
+        if s.strip() and ("smallest_pt" not in record or size < record["smallest_pt"]):
+            record.update(smallest_pt=round(size, 2), text=s)
+        record["width_pt"] = round(width_pt(renderer), 2)
+        changed()
+        return draw_text(renderer, gc, x, y, s, prop, angle, *args, **kwargs)
+
+    renderer_class.draw_text = recording_draw_text
+    try:
+        yield record
+    finally:
+        renderer_class.draw_text = draw_text
+
+
+def record_labels(fig) -> None:
+    """A matplotlib figure hook (rcParams["figure.hooks"]): each PNG saved from `fig` carries,
+    in a text chunk named `LABEL_RECORD`, the size in points of the smallest text drawn into it
+    and the image's width in points, from which a browser's rendered width of the image gives
+    the label's size on screen. What the figure shows is unchanged."""
+    from matplotlib.backends.backend_agg import RendererAgg
+
+    canvas = fig.canvas
+    print_png = canvas.print_png
+
+    accepted = set(inspect.signature(print_png).parameters)
+
+    def recording_print_png(filename_or_obj, *, metadata=None, **kwargs):
+        # print_figure passes the options of every format; matplotlib drops those a print
+        # method of its own does not take, but not for a wrapper like this one.
+        kwargs = {key: value for key, value in kwargs.items() if key in accepted}
+        metadata, record = dict(metadata or {}), {}
+
+        def changed() -> None:  # the PNG is written after the drawing, from this dictionary
+            metadata[LABEL_RECORD] = json.dumps(record, sort_keys=True)
+
+        with _recording_labels(RendererAgg, record, lambda r: r.width / r.dpi * 72, changed):
+            return print_png(filename_or_obj, metadata=metadata, **kwargs)
+
+    canvas.print_png = recording_print_png
+
+
+def label_record(image: bytes) -> dict | None:
+    """The record `record_labels` (PNG) or the book's diagrams (SVG) wrote into an image:
+    {"smallest_pt", "text", "width_pt"}, or None when the image carries none."""
+    if image.startswith(b"\x89PNG"):
+        from PIL import Image
+
+        text = Image.open(io.BytesIO(image)).text.get(LABEL_RECORD)
+        return json.loads(text) if text else None
+    from xml.dom import minidom
+
+    root = minidom.parseString(image).documentElement
+    return json.loads(root.getAttribute(LABEL_RECORD)) if root.hasAttribute(LABEL_RECORD) else None
