@@ -918,10 +918,12 @@ def with_chapter_lines(root: Path, text: str,
 CHECKED_FOLDERS = ("src", "tests", "benchmarks")
 UNDEFINED = ("UndefinedName", "UndefinedLocal", "UndefinedExport")
 IMPORT_PROBE = r"""
-import importlib, json, pkgutil, sys, traceback
+import importlib, json, os, pkgutil, sys, traceback
 package, wanted = sys.argv[1], json.loads(sys.stdin.read())
 problems, imported, failed = [], {}, {}
 top = importlib.import_module(package)
+if not all(path.startswith(os.environ["PYTHONPATH"]) for path in top.__path__):
+    sys.exit(f"{package} was imported from {list(top.__path__)}, not from the copy being checked")
 names = [package] + sorted(m.name for m in pkgutil.walk_packages(top.__path__, package + "."))
 for name in names:
     try:
@@ -989,6 +991,10 @@ def package_problems(root: Path, wanted: dict[Path, str]) -> list[str]:
                 target.write_text(text, encoding="utf-8")
             elif target.exists():
                 target.unlink()
+        init = copy / PACKAGE / "__init__.py"
+        if not init.exists():  # a scratch book's package: a namespace package would import from elsewhere
+            init.parent.mkdir(parents=True, exist_ok=True)
+            init.write_text("")
         files: list[tuple[str, Path]] = [
             (f"src/{path.relative_to(copy).as_posix()}", path) for path in sorted(copy.rglob("*.py"))]
         for folder in CHECKED_FOLDERS[1:]:
@@ -1020,7 +1026,7 @@ def package_problems(root: Path, wanted: dict[Path, str]) -> list[str]:
         imports = [item for rel, path in files for item in package_imports(path, rel)]
         probe = subprocess.run(
             [sys.executable, "-c", IMPORT_PROBE, PACKAGE], input=json.dumps(imports), capture_output=True,
-            text=True, cwd=tmp, env={**os.environ, "PYTHONPATH": str(copy)},
+            text=True, cwd=tmp, env={**os.environ, "PYTHONPATH": str(copy.resolve())},
         )
         try:
             found = json.loads(probe.stdout.strip().splitlines()[-1])
