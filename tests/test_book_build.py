@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import ROOT
+from conftest import ROOT, book_environment
 
 pytestmark = pytest.mark.book
 
@@ -75,7 +75,7 @@ def scratch_book(tmp_path: Path, exclude_notebooks: bool = True) -> Path:
 def build(root: Path) -> subprocess.CompletedProcess:
     jupyter_book = Path(sys.executable).with_name("jupyter-book")
     return subprocess.run([str(jupyter_book), "build", *build_flags(), str(root)],
-                          capture_output=True, text=True, cwd=root)
+                          capture_output=True, text=True, cwd=root, env=book_environment())
 
 
 def html(root: Path, name: str) -> str:
