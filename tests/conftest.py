@@ -32,6 +32,29 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.book)
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> object:
+    """A failure whose traceback runs through a generated module also names the chapter lines."""
+    outcome = yield
+    report = outcome.get_result()
+    if not report.failed or "src/scratchformer/" not in str(report.longrepr):
+        return
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import export
+
+        places = sorted({(m.group("path")[m.group("path").index("src/"):], int(m.group("line")))
+                         for m in export.GENERATED_LINE.finditer(str(report.longrepr))})
+        found = export.origins(ROOT)
+        mapped = [f"{path}:{line} comes from {export.chapter_line(ROOT, path, line, found)}"
+                  for path, line in places]
+    except Exception as err:  # a chapter that does not export: say so, do not hide the failure
+        mapped = [f"(cannot map generated lines to chapters: {err})"]
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    report.sections.append(("generated lines -> chapter lines (edit the chapter)", "\n".join(mapped)))
+
+
 @pytest.fixture(
     params=[
         "cpu",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import os
 import re
 import shutil
 import subprocess
@@ -820,7 +821,6 @@ def write_notebook(root: Path, name: str, edit: tuple[str, str] | None = None, p
 
 def age(path: Path, seconds: float = 10) -> None:
     """Make `path` look `seconds` older than now (file times decide which side of a pair is newer)."""
-    import os
     import time
 
     then = time.time() - seconds
@@ -1019,3 +1019,15 @@ def test_an_import_another_cell_already_covers_is_dropped(tmp_path: Path) -> Non
     assert "from torch import Tensor, nn\n" in text
     assert "from torch import Tensor\n" not in text
     assert export.check(root) == ""
+
+
+def test_a_failing_test_names_the_chapter_line_of_each_generated_line(tmp_path: Path) -> None:
+    (tmp_path / "test_breaks.py").write_text(
+        "from scratchformer.attention import causal_mask\n\n\ndef test_breaks():\n    causal_mask('x')\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "conftest", "-p", "no:cacheprovider", str(tmp_path)],
+        capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT / "tests")})
+    assert result.returncode == 1, result.stdout[-3000:]
+    mapped = re.search(r"(src/scratchformer/attention\.py):(\d+) comes from (book/\S+\.md:\d+)", result.stdout)
+    assert mapped, result.stdout[-3000:]
+    assert mapped.group(3) == export.chapter_line(ROOT, mapped.group(1), int(mapped.group(2)))
