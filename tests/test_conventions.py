@@ -440,7 +440,7 @@ def test_prose_that_says_nothing_was_added_must_match_the_list(tmp_path: Path) -
     chapter = root / "book" / "04_self_attention.md"
     chapter.write_text(chapter.read_text() + "\nThis chapter adds nothing to the package.\n")
     problems = additions_prose(root)
-    assert problems == [f"book/04_self_attention.md: the prose after the list of names says \"adds nothing "
+    assert problems == ["book/04_self_attention.md: the prose after the list of names says \"adds nothing "
                         "to the package\", but the chapter exports names (the generated list above it "
                         "shows them)"], problems
     assert additions_prose(ROOT) == [], "chapter 5 exports nothing and may say so"
