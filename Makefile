@@ -47,13 +47,22 @@ browser:
 imdb: venv
 	HF_HUB_OFFLINE=0 HF_DATASETS_OFFLINE=0 $(BIN)/python -c "import datasets; datasets.load_dataset('imdb')"
 
-# EXPORT_FLAGS=--update carries hand edits of src/ back into the chapters; --force discards them.
+# EXPORT_FLAGS=--update carries hand edits of src/ back into the chapters (and a notebook paired
+# with one); --force discards them.
 export: venv
 	$(BIN)/python tools/export.py $(EXPORT_FLAGS)
 
+# One pass that lists every problem, then fails: src/ out of date, notebooks out of step with
+# their chapters, stray pages in book/, a leftover notebook pairing, a generated module that does
+# not import, undefined names in src/, tests/ and benchmarks/ (pyflakes). A few seconds.
+# `.venv/bin/python tools/export.py --where src/scratchformer/<module>.py:<line>` names the
+# chapter line a generated line comes from.
 check: venv
 	$(BIN)/python tools/export.py --check
 
+# A warm build re-executes the chapters whose cells changed; a change under src/scratchformer/
+# (any exported cell), book/results/ or the IMDB data re-executes all of them (4-8 minutes).
+# A failing chapter does not stop the build: every one is listed, then the build fails.
 book: export mathjax
 	$(JUPYTER_BOOK) .
 	@echo "The book is in _build/html/index.html"
