@@ -75,9 +75,13 @@ linkcheck: export mathjax
 test: check mathjax browser
 	$(BIN)/python -m pytest -q -ra
 
-# Everything but the book build and the browser tests (pytest -m "not book"): the quick loop.
+# The quick loop: everything but the book builds, the browser test and the tests marked slow
+# (an exhaustive Unicode scan, interrupted training runs, a wheel in a fresh venv, notebook round
+# trips), which `make test` runs; in TEST_WORKERS processes (pytest-xdist). About 4 minutes of
+# CPU, so about 2 minutes on two idle cores (see README, "Timings").
+TEST_WORKERS ?= 2
 test-fast: check
-	$(BIN)/python -m pytest -q -ra -m "not book"
+	$(BIN)/python -m pytest -q -ra -m "not book and not slow" -n $(TEST_WORKERS)
 
 bench: venv
 	$(BIN)/python benchmarks/tokenizer.py

@@ -23,10 +23,25 @@ Each generated module records a fingerprint of its text in its header. A module 
 text no longer matches its fingerprint was edited by hand: the exporter refuses to
 overwrite it and names the chapter line to edit instead.
 
+A tag that looks like an export tag but is not one (`exports`, `Export`, `export: name`, the
+option `:tag:` for `:tags:`) is refused: the cell would silently drop out of the package. So is
+an export while a notebook beside a chapter (`book/NN_topic.ipynb`) holds edits the chapter
+lacks: the exporter reads only the `.md`.
+
+`--check` lists, in one pass, every problem it finds before it fails: the diff between src/ and
+the chapters; notebooks out of step with their chapters (with the command that resolves each);
+Markdown files in the chapters' folders that `_toc.yml` does not list and `_config.yml` does not
+exclude; a leftover `formats:` pairing in a chapter's front matter; and, in the package as the
+chapters generate it, modules that fail to import, imports from the package of names it does
+not define, and undefined names (pyflakes) in src/, tests/ and benchmarks/. Each line of a
+generated module it names is followed by the chapter line it comes from, which `--where` prints.
+
     python tools/export.py           # write src/scratchformer/*.py
-    python tools/export.py --check   # exit 1 with a diff if src/ is out of date
+    python tools/export.py --check   # exit 1 listing every problem (a diff if src/ is out of date)
     python tools/export.py --update  # carry hand edits of generated modules back into the chapters
     python tools/export.py --force   # overwrite generated modules even if edited by hand
+    python tools/export.py --where src/scratchformer/attention.py:268   # -> book/08_multi_head.md:407
+    ... 2>&1 | python tools/export.py --where -   # a traceback, with the chapter line of each generated line
 
 Run it with the project's virtual environment (`make export`, or `.venv/bin/python
 tools/export.py` after `make venv`): it needs jupytext and PyYAML.
@@ -34,7 +49,9 @@ tools/export.py` after `make venv`): it needs jupytext and PyYAML.
 What this deliberately does not handle: notebooks in formats other than MyST
 Markdown, re-exports through `__init__.py` (that file is written by hand), and, for
 `--update`, edits outside the code of exported cells (imports, docstrings from the
-front matter, the header, lines between two cells, the `Taught in` lines).
+front matter, the header, lines between two cells, the `Taught in` lines). `--update` also
+writes the carried edit into a notebook beside the chapter (keeping its outputs), and refuses
+while that notebook is out of step with the chapter.
 """
 
 from __future__ import annotations
