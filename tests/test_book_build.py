@@ -91,6 +91,7 @@ def test_the_build_lists_every_failing_chapter_then_fails(tmp_path: Path) -> Non
     assert "first chapter breaks" in output and "third chapter breaks" in output, output[-6000:]
     assert re.search(r"book/first\.md.*Executing notebook failed", output), output[-6000:]
     assert re.search(r"book/third\.md.*Executing notebook failed", output), output[-6000:]
+    assert "cells failed to run in 2 pages: book/first.md, book/third.md" in output, output[-3000:]
     # The next build, with nothing changed, runs the failed chapters again: still red.
     again = build(root)
     assert again.returncode != 0 and "third chapter breaks" in again.stdout + again.stderr
@@ -123,3 +124,13 @@ def test_a_deleted_notebook_leaves_no_stale_page(tmp_path: Path) -> None:
     result = build(root)
     assert "second page runs" in html(root, "second"), (result.stdout + result.stderr)[-4000:]
     assert "stale notebook text" not in html(root, "second")
+
+
+def test_a_failing_chapter_fails_even_a_build_without_warnings_as_errors(tmp_path: Path) -> None:
+    root = scratch_book(tmp_path)
+    (root / "book" / "second.md").write_text(page("Second", "raise ValueError('second chapter breaks')"))
+    jupyter_book = Path(sys.executable).with_name("jupyter-book")
+    result = subprocess.run([str(jupyter_book), "build", str(root)], capture_output=True, text=True, cwd=root,
+                            env=book_environment())
+    assert result.returncode != 0, (result.stdout + result.stderr)[-3000:]
+    assert "cells failed to run in 1 page: book/second.md" in result.stdout + result.stderr

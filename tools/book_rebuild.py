@@ -12,7 +12,8 @@ again when its source file is newer than the last read. Two cases slip through t
   the other chapters and fails at the end, listing every failure (`--keep-going`,
   `--warningiserror`), but Sphinx has saved the failed page, and the next build, seeing no
   change, would have served it with a green build. A page whose execution failed is read (and
-  executed) again.
+  executed) again. A build in which cells failed ends with an error that names every failing
+  page, with or without `--warningiserror`.
 """
 
 from __future__ import annotations
@@ -72,9 +73,29 @@ def purge_source(app: Sphinx, env: Any, docname: str) -> None:
     getattr(env, "page_sources", {}).pop(docname, None)
 
 
+def fail_after_every_chapter_ran(app: Sphinx, exception: Exception | None) -> None:
+    """End a build in which cells failed with an error naming every failing page, and exit status 1.
+
+    Each failure is a warning (`nb_execution_raise_on_error: false`), which fails a build with
+    `--warningiserror`; without that flag the build would otherwise end green.
+    """
+    if exception is not None:
+        return
+    failed = sorted(docname for docname in app.env.found_docs if execution_failed(app.env, docname))
+    if failed:
+        root = Path(app.srcdir)
+        pages = [Path(app.env.doc2path(docname)).resolve().relative_to(root.resolve()).as_posix()
+                 for docname in failed]
+        logger.error(f"cells failed to run in {len(pages)} page{'s' * (len(pages) != 1)}: "
+                     + ", ".join(pages) + " (each traceback is above, after \"Executing notebook failed\")")
+        app.statuscode = 1  # Sphinx only ever raises it to 1 after this event
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("source-read", remember_source)
     app.connect("env-get-outdated", stale_pages)
     app.connect("env-merge-info", merge_sources)
     app.connect("env-purge-doc", purge_source)
+    # After the other extensions have written the site (book_site at 400, the toc at 500).
+    app.connect("build-finished", fail_after_every_chapter_ran, priority=900)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
