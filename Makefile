@@ -78,7 +78,7 @@ test: check mathjax browser
 # The quick loop: everything but the book builds, the browser test and the tests marked slow
 # (an exhaustive Unicode scan, interrupted training runs, a wheel in a fresh venv, notebook round
 # trips), which `make test` runs; in TEST_WORKERS processes (pytest-xdist). About 4 minutes of
-# CPU, so about 2 minutes on two idle cores (see README, "Timings").
+# CPU, so 2-2½ minutes on two idle cores (see README, "Timings").
 TEST_WORKERS ?= 2
 test-fast: check
 	$(BIN)/python -m pytest -q -ra -m "not book and not slow" -n $(TEST_WORKERS)
