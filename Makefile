@@ -47,13 +47,22 @@ browser:
 imdb: venv
 	HF_HUB_OFFLINE=0 HF_DATASETS_OFFLINE=0 $(BIN)/python -c "import datasets; datasets.load_dataset('imdb')"
 
-# EXPORT_FLAGS=--update carries hand edits of src/ back into the chapters; --force discards them.
+# EXPORT_FLAGS=--update carries hand edits of src/ back into the chapters (and a notebook paired
+# with one); --force discards them.
 export: venv
 	$(BIN)/python tools/export.py $(EXPORT_FLAGS)
 
+# One pass that lists every problem, then fails: src/ out of date, notebooks out of step with
+# their chapters, stray pages in book/, a leftover notebook pairing, a generated module that does
+# not import, undefined names in src/, tests/ and benchmarks/ (pyflakes). A few seconds.
+# `.venv/bin/python tools/export.py --where src/scratchformer/<module>.py:<line>` names the
+# chapter line a generated line comes from.
 check: venv
 	$(BIN)/python tools/export.py --check
 
+# A warm build re-executes the chapters whose cells changed; a change under src/scratchformer/
+# (any exported cell), book/results/ or the IMDB data re-executes all of them (4-8 minutes).
+# A failing chapter does not stop the build: every one is listed, then the build fails.
 book: export mathjax
 	$(JUPYTER_BOOK) .
 	@echo "The book is in _build/html/index.html"
@@ -66,9 +75,13 @@ linkcheck: export mathjax
 test: check mathjax browser
 	$(BIN)/python -m pytest -q -ra
 
-# Everything but the book build and the browser tests (pytest -m "not book"): the quick loop.
+# The quick loop: everything but the book builds, the browser test and the tests marked slow
+# (an exhaustive Unicode scan, interrupted training runs, a wheel in a fresh venv, notebook round
+# trips), which `make test` runs; in TEST_WORKERS processes (pytest-xdist). About 4 minutes of
+# CPU, so 2-2½ minutes on two idle cores (see README, "Timings").
+TEST_WORKERS ?= 2
 test-fast: check
-	$(BIN)/python -m pytest -q -ra -m "not book"
+	$(BIN)/python -m pytest -q -ra -m "not book and not slow" -n $(TEST_WORKERS)
 
 bench: venv
 	$(BIN)/python benchmarks/tokenizer.py

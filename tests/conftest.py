@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import random
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-import torch
+# One thread per process, for this process and the commands the tests start (set before torch is
+# imported, which reads it once). The tests' tensors are tiny: a second intra-op thread buys
+# nothing, and on a busy two-core machine its spin-waiting made a 300-step training of a toy
+# GPT take 130 ms a step instead of 6. Export OMP_NUM_THREADS to choose otherwise; the book
+# build (html_dir) runs with the environment as it was.
+SET_THREADS = "OMP_NUM_THREADS" not in os.environ
+if SET_THREADS:
+    os.environ["OMP_NUM_THREADS"] = "1"
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -20,6 +30,29 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "html_dir" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.book)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> object:
+    """A failure whose traceback runs through a generated module also names the chapter lines."""
+    outcome = yield
+    report = outcome.get_result()
+    if not report.failed or "src/scratchformer/" not in str(report.longrepr):
+        return
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import export
+
+        places = sorted({(m.group("path")[m.group("path").index("src/"):], int(m.group("line")))
+                         for m in export.GENERATED_LINE.finditer(str(report.longrepr))})
+        found = export.origins(ROOT)
+        mapped = [f"{path}:{line} comes from {export.chapter_line(ROOT, path, line, found)}"
+                  for path, line in places]
+    except Exception as err:  # a chapter that does not export: say so, do not hide the failure
+        mapped = [f"(cannot map generated lines to chapters: {err})"]
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    report.sections.append(("generated lines -> chapter lines (edit the chapter)", "\n".join(mapped)))
 
 
 @pytest.fixture(
@@ -36,6 +69,14 @@ def device(request: pytest.FixtureRequest) -> torch.device:
     return torch.device(request.param)
 
 
+def book_environment() -> dict[str, str]:
+    """The environment the tests started with: the chapters run (and time) as `make book` runs them."""
+    environment = dict(os.environ)
+    if SET_THREADS:
+        environment.pop("OMP_NUM_THREADS", None)
+    return environment
+
+
 @pytest.fixture(scope="session")
 def html_dir() -> Path:
     """Build the whole book once per test session (warnings are errors); return `_build/html`.
@@ -48,6 +89,7 @@ def html_dir() -> Path:
         capture_output=True,
         text=True,
         cwd=ROOT,
+        env=book_environment(),
     )
     assert result.returncode == 0, f"book build failed:\n{result.stdout[-6000:]}\n{result.stderr[-6000:]}"
     return ROOT / "_build" / "html"

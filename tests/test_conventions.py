@@ -19,7 +19,9 @@ fails here with a message that says what to add.
 - a code cell that draws a figure (calls `plt.show`, `plt.subplots`, `plt.figure`, the book's
   diagrams, or a function of the chapter that does) says what the figure shows in its metadata
   (`mystnb: image: alt:`), a sentence or more, not a file name: MyST-NB gives the `<img>` that
-  text, and without it the page gives the image's path to a reader who cannot see it.
+  text, and without it the page gives the image's path to a reader who cannot see it;
+- the prose after the generated list of names agrees with it: a chapter that exports something
+  never says it adds nothing to the package (and one that exports nothing, that it adds names).
 
 Chapters written before the last two conventions may be listed in `WIDER_THAN_90_COLUMNS` and
 `IMPORTING_THEIR_OWN_DEFINITIONS` until they are fixed; the test fails once a listed chapter
@@ -340,6 +342,27 @@ def figure_alt_text(root: Path) -> list[str]:
     return problems
 
 
+NOTHING_ADDED = re.compile(r"adds? nothing to the package|exports? nothing|no new names", re.I)
+
+
+def additions_prose(root: Path) -> list[str]:
+    """Chapters whose words about what they add contradict the generated list of names."""
+    problems = []
+    for chapter in export.numbered_chapters(root):
+        text = (root / chapter).read_text(encoding="utf-8")
+        start = text.find(f"## {ADDED_HEADING}")
+        if start < 0:
+            continue
+        prose = text[start:].split(f"```{{{reference.ADDITIONS_DIRECTIVE}}}\n```", 1)[-1]
+        prose = "\n".join(line for line in prose.split("\n") if not line.startswith("#")) if prose else ""
+        adds = reference.chapter_additions(root, chapter).strip() != reference.NO_ADDITIONS
+        said = NOTHING_ADDED.search(" ".join(prose.split()))
+        if adds and said:
+            problems.append(f"{chapter}: the prose after the list of names says \"{said.group(0)}\", but "
+                            "the chapter exports names (the generated list above it shows them)")
+    return problems
+
+
 def all_problems(root: Path, expected: dict[str, list[str]]) -> dict[str, list[str]]:
     return {
         "module docstrings": module_docstrings(root),
@@ -352,12 +375,13 @@ def all_problems(root: Path, expected: dict[str, list[str]]) -> dict[str, list[s
         "code width": code_width(root),
         "own definitions": own_definitions(root),
         "figure alt text": figure_alt_text(root),
+        "additions prose": additions_prose(root),
     }
 
 
 CONVENTIONS = ["module docstrings", "file numbers", "introduction", "closing sections", "taught in",
                "taught in by hand", "glued numbers", "code width", "own definitions",
-               "figure alt text"]
+               "figure alt text", "additions prose"]
 
 
 @pytest.fixture(scope="module")
@@ -503,3 +527,14 @@ def test_a_fixed_chapter_must_leave_the_list_of_exceptions(tmp_path: Path) -> No
         f"{fixed} keeps its code within 90 columns now: remove it from WIDER_THAN_90_COLUMNS in "
         "tests/test_conventions.py"
     ]
+
+
+def test_prose_that_says_nothing_was_added_must_match_the_list(tmp_path: Path) -> None:
+    root = copy_repo(tmp_path)
+    chapter = root / "book" / "04_self_attention.md"
+    chapter.write_text(chapter.read_text() + "\nThis chapter adds nothing to the package.\n")
+    problems = additions_prose(root)
+    assert problems == ["book/04_self_attention.md: the prose after the list of names says \"adds nothing "
+                        "to the package\", but the chapter exports names (the generated list above it "
+                        "shows them)"], problems
+    assert additions_prose(ROOT) == [], "chapter 5 exports nothing and may say so"

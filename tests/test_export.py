@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import os
 import re
 import shutil
 import subprocess
@@ -799,3 +800,234 @@ def test_running_without_the_virtual_environment_says_what_to_do(tmp_path: Path)
     assert result.returncode != 0
     assert "No module named" in result.stderr and "make export" in result.stderr and ".venv" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+# --- Notebooks beside the chapters ----------------------------------------------------------------
+
+
+def write_notebook(root: Path, name: str, edit: tuple[str, str] | None = None, paired: bool = False) -> Path:
+    """The chapter `book/<name>.md` as a notebook beside it, as `jupytext --to ipynb` writes it."""
+    md = root / "book" / f"{name}.md"
+    notebook = jupytext.reads(md.read_text(), fmt="md:myst")
+    if paired:
+        notebook.metadata.setdefault("jupytext", {})["formats"] = "ipynb,md:myst"
+    if edit:
+        cell = next(c for c in notebook.cells if edit[0] in c.source)
+        cell.source = cell.source.replace(*edit)
+    path = md.with_suffix(".ipynb")
+    jupytext.write(notebook, path)
+    return path
+
+
+def age(path: Path, seconds: float = 10) -> None:
+    """Make `path` look `seconds` older than now (file times decide which side of a pair is newer)."""
+    import time
+
+    then = time.time() - seconds
+    os.utime(path, (then, then))
+
+
+def test_a_notebook_with_edits_the_chapter_lacks_is_refused_by_export_and_check(tmp_path: Path) -> None:
+    root = make_book(tmp_path, {"a": chapter(CELL_A)})
+    export.export(root)
+    age(root / "book" / "a.md")
+    write_notebook(root, "a", ("return a + b", "return a + b + 1"))
+    result = run_export(root)
+    assert result.returncode == 2
+    assert "book/a.ipynb: the notebook holds edits that book/a.md lacks" in result.stderr
+    assert "jupytext --to myst book/a.ipynb" in result.stderr
+    result = run_check(root)
+    assert result.returncode == 1 and "book/a.ipynb: the notebook holds edits" in result.stderr
+
+
+def test_a_stale_notebook_is_refused_by_check_with_the_command_that_resolves_it(tmp_path: Path) -> None:
+    root = make_book(tmp_path, {"a": chapter(CELL_A)})
+    export.export(root)
+    notebook = write_notebook(root, "a", ("return a + b", "return a - b"))
+    age(notebook)
+    assert run_export(root).returncode == 0, "an older notebook holds nothing the export would miss"
+    result = run_check(root)
+    assert result.returncode == 1
+    assert "book/a.ipynb: the notebook is older than book/a.md and differs from it" in result.stderr
+    assert "rm book/a.ipynb" in result.stderr and "jupytext --to ipynb --update book/a.md" in result.stderr
+    notebook.unlink()
+    write_notebook(root, "a")  # in step with the chapter: nothing to say
+    assert run_check(root).returncode == 0
+
+
+def test_update_refuses_while_a_notebook_is_out_of_step_naming_it(tmp_path: Path) -> None:
+    root = make_book(tmp_path, {"u": chapter(CELL_UPDATE)})
+    export.export(root)
+    notebook = write_notebook(root, "u", ("total = a + b", "total = a + b + 1"))
+    age(notebook)
+    module = root / "src" / "scratchformer" / "demo.py"
+    hand_edit(module, "    total = a + b\n", "    total = b + a\n")
+    before = (root / "book" / "u.md").read_text()
+    result = run_export(root, "--update")
+    assert result.returncode == 2
+    assert "book/u.ipynb: the notebook is older than book/u.md" in result.stderr
+    assert (root / "book" / "u.md").read_text() == before, "nothing is carried while the pair disagrees"
+
+
+def test_update_carries_an_edit_into_the_chapter_and_its_notebook(tmp_path: Path) -> None:
+    root = make_book(tmp_path, {"u": chapter(CELL_UPDATE)})
+    export.export(root)
+    notebook = write_notebook(root, "u", paired=True)
+    module = root / "src" / "scratchformer" / "demo.py"
+    hand_edit(module, "    total = a + b\n", "    total = b + a\n")
+    result = run_export(root, "--update")
+    assert result.returncode == 0, result.stderr
+    assert "book/u.ipynb: updated from book/u.md" in result.stdout
+    assert "total = b + a" in (root / "book" / "u.md").read_text()
+    cells = jupytext.read(notebook).cells
+    assert any("total = b + a" in cell.source for cell in cells), "the pair carries the edit too"
+    # The pair is in step: a `jupytext --sync` now cannot bring the old line back.
+    assert export.notebook_state(root, "book/u.md") is None
+    sync = subprocess.run([str(Path(sys.executable).with_name("jupytext")), "--sync", str(notebook)],
+                          capture_output=True, text=True)
+    assert sync.returncode == 0, sync.stderr
+    assert "total = b + a" in (root / "book" / "u.md").read_text()
+
+
+# --- Tags that were meant to export ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("option", [":tags: [exports]", ":tags: [Export]", ":tags: [export :scratchformer.demo]",
+                                    ":tag: [export]", ":Tags: [export]", ":tags: [export: scratchformer.demo]",
+                                    ":tags: export"])
+def test_a_mistyped_export_tag_is_refused_naming_the_line(tmp_path: Path, option: str) -> None:
+    body = CELL_A.replace(":tags: [export]", option)
+    root = make_book(tmp_path, {"a": chapter(body)})
+    lines = (root / "book" / "a.md").read_text().split("\n")
+    fence = next(i for i, line in enumerate(lines, start=1) if line.startswith("```{code-cell}"))
+    option_line = lines.index(option) + 1
+    result = run_export(root)
+    assert result.returncode == 2, result.stdout
+    assert f"book/a.md:{fence}:" in result.stderr or f"book/a.md:{option_line}:" in result.stderr, result.stderr
+    assert "demo.py" not in result.stdout, "nothing is written"
+
+
+def test_other_tags_are_left_alone(tmp_path: Path) -> None:
+    body = CELL_A.replace("```{code-cell} ipython3\nadd(1, 2)", "```{code-cell} ipython3\n:tags: [hide-input, remove-cell, explore]\nadd(1, 2)")
+    root = make_book(tmp_path, {"a": chapter(body)})
+    assert run_export(root).returncode == 0
+
+
+# --- Files the book would ignore ------------------------------------------------------------------
+
+
+def test_a_stray_markdown_file_is_named_by_export_and_refused_by_check(tmp_path: Path) -> None:
+    root = make_book(tmp_path, {"a": chapter(CELL_A)})
+    (root / "book" / "notes.md").write_text("# Notes\n\nNothing to export here.\n")
+    result = run_export(root)
+    assert result.returncode == 0
+    assert "warning: book/notes.md: a Markdown file beside the chapters that _toc.yml does not list" in result.stderr
+    result = run_check(root)
+    assert result.returncode == 1 and "book/notes.md: a Markdown file" in result.stderr
+    (root / "_config.yml").write_text('exclude_patterns: ["book/notes.md"]\n')
+    assert run_check(root).returncode == 0, "an excluded file is not a page, and says so"
+
+
+def test_a_leftover_pairing_in_the_front_matter_is_refused_by_check(tmp_path: Path) -> None:
+    text = chapter(CELL_A).replace("    format_name: myst\n", "    format_name: myst\n  formats: ipynb,md:myst\n")
+    root = make_book(tmp_path, {"a": text})
+    assert run_export(root).returncode == 0, "pairing is fine while working"
+    result = run_check(root)
+    line = text.split("\n").index("  formats: ipynb,md:myst") + 1
+    assert result.returncode == 1
+    assert f"book/a.md:{line}: `formats: ipynb,md:myst` pairs the chapter with a notebook" in result.stderr
+
+
+# --- A rename across chapters, found in one pass ----------------------------------------------------
+
+
+def test_a_rename_lists_every_break_with_its_chapter_line(tmp_path: Path) -> None:
+    root = copy_repo(tmp_path)
+    for folder in ("tests", "benchmarks"):
+        shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    chapter6 = root / "book" / "06_causal_masking.md"
+    chapter6.write_text(chapter6.read_text().replace("\ndef causal_mask(", "\ndef make_causal_mask("))
+    assert run_export(root).returncode == 0
+    result = run_check(root)
+    assert result.returncode == 1, result.stdout + result.stderr
+    report = result.stderr
+    # Where the attention module still calls the old name, with the chapter line to edit.
+    attention = root / "src" / "scratchformer" / "attention.py"
+    calls = [n for n, line in enumerate(attention.read_text().split("\n"), start=1)
+             if re.search(r"\bcausal_mask\(", line)]
+    assert calls
+    for number in calls:
+        origin = export.chapter_line(root, "src/scratchformer/attention.py", number)
+        assert f"src/scratchformer/attention.py:{number} [{origin}]: undefined name 'causal_mask'" in report
+    # The module that imports the old name fails to import, named with its chapter line.
+    assert re.search(r"src/scratchformer/gpt\.py:\d+ \[book/12_gpt\.md:\d+\]: importing scratchformer\.gpt\b.*"
+                     r"cannot import name 'causal_mask'", report), report
+    # Tests and benchmarks that import it are named too, in the same run.
+    assert re.search(r"tests/test_\w+\.py:\d+: imports 'causal_mask' from scratchformer\.attention", report)
+    assert re.search(r"benchmarks/attention\.py:\d+: imports 'causal_mask' from scratchformer\.attention", report)
+
+
+def test_an_undefined_name_in_tests_or_benchmarks_is_named(tmp_path: Path) -> None:
+    root = make_book(tmp_path, {"a": chapter(CELL_A)})
+    export.export(root)
+    (root / "tests").mkdir()
+    (root / "tests" / "test_x.py").write_text("def test_x():\n    assert add_numbers(1, 2) == 3\n")
+    (root / "benchmarks").mkdir()
+    (root / "benchmarks" / "b.py").write_text("from scratchformer.demo import add, subtract\n")
+    result = run_check(root)
+    assert result.returncode == 1
+    assert "tests/test_x.py:2: undefined name 'add_numbers'" in result.stderr
+    assert "benchmarks/b.py:1: imports 'subtract' from scratchformer.demo, which does not define it" in result.stderr
+    assert "imports 'add'" not in result.stderr
+
+
+def test_where_maps_a_generated_line_to_its_chapter_line(tmp_path: Path) -> None:
+    root = make_book(tmp_path, {"a": chapter(CELL_A)})
+    export.export(root)
+    module_lines = (root / "src" / "scratchformer" / "demo.py").read_text().split("\n")
+    chapter_lines = (root / "book" / "a.md").read_text().split("\n")
+    number = module_lines.index("    return a + b") + 1
+    expected = f"book/a.md:{chapter_lines.index('    return a + b') + 1}"
+    result = run_export(root, "--where", f"src/scratchformer/demo.py:{number}")
+    assert result.returncode == 0 and result.stdout.strip() == expected, result.stderr
+    traceback = f'  File "{root}/src/scratchformer/demo.py", line {number}, in add\n'
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "export.py"), "--where", "-", "--root", str(root)],
+        input=traceback, capture_output=True, text=True)
+    assert result.stdout.strip().endswith(f"line {number} [{expected}], in add")
+    assert run_export(root, "--where", "src/scratchformer/nothing.py:3").returncode == 2
+
+
+def test_where_in_the_repository_names_the_chapter_that_holds_the_line() -> None:
+    attention = ROOT / "src" / "scratchformer" / "attention.py"
+    lines = attention.read_text().split("\n")
+    number = next(n for n, line in enumerate(lines, start=1) if line.startswith("def causal_mask("))
+    chapter, line = export.chapter_line(ROOT, "src/scratchformer/attention.py", number).split(":")
+    assert chapter == "book/06_causal_masking.md"
+    assert (ROOT / chapter).read_text().split("\n")[int(line) - 1].startswith("def causal_mask(")
+
+
+# --- Imports gathered from several cells ----------------------------------------------------------
+
+
+def test_an_import_another_cell_already_covers_is_dropped(tmp_path: Path) -> None:
+    first = CELL_A.replace("import math\n", "from torch import Tensor, nn\n")
+    second = CELL_B.replace("import math\nimport torch\n", "from torch import Tensor\nimport math\n")
+    root = make_book(tmp_path, {"a": chapter(first), "b": chapter(second)})
+    export.export(root)
+    text = (root / "src" / "scratchformer" / "demo.py").read_text()
+    assert "from torch import Tensor, nn\n" in text
+    assert "from torch import Tensor\n" not in text
+    assert export.check(root) == ""
+
+
+def test_a_failing_test_names_the_chapter_line_of_each_generated_line(tmp_path: Path) -> None:
+    (tmp_path / "test_breaks.py").write_text(
+        "from scratchformer.attention import causal_mask\n\n\ndef test_breaks():\n    causal_mask('x')\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "conftest", "-p", "no:cacheprovider", str(tmp_path)],
+        capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT / "tests")})
+    assert result.returncode == 1, result.stdout[-3000:]
+    mapped = re.search(r"(src/scratchformer/attention\.py):(\d+) comes from (book/\S+\.md:\d+)", result.stdout)
+    assert mapped, result.stdout[-3000:]
+    assert mapped.group(3) == export.chapter_line(ROOT, mapped.group(1), int(mapped.group(2)))

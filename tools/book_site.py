@@ -18,6 +18,8 @@ Registered in `_config.yml` (`sphinx: local_extensions`). It
   `SCRATCHFORMER_REQUIRE_IMDB`). Jupyter's cache knows only a chapter's own
   cells, so a change in chapter 4's exported function re-ran chapter 4 and served chapter 5
   from the cache; when that fingerprint changes, the cache is emptied and every page re-read;
+- loads tools/book_rebuild.py, which reads a page again when the file it was read from is no
+  longer its source (a deleted notebook) or its cells failed in the last build;
 - includes each page script once (see `drop_duplicate_scripts`);
 - labels each exported code cell with the module it goes to ("exported to
   `scratchformer.attention`", styled by `_static/scratchformer.css`);
@@ -415,6 +417,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_config_value("book_site_notebooks_dir", "_notebooks", "html")
     app.add_config_value("book_site_pages_branch", "gh-pages", "html")
     app.add_config_value("book_site_install_ref", "main", "html")
+    app.setup_extension("book_rebuild")  # re-read pages whose source moved or whose cells failed
     app.connect("builder-inited", check_config)
     # After myst-nb (priority 500) has settled where its cache lives.
     app.connect("builder-inited", key_execution, priority=600)

@@ -23,10 +23,25 @@ Each generated module records a fingerprint of its text in its header. A module 
 text no longer matches its fingerprint was edited by hand: the exporter refuses to
 overwrite it and names the chapter line to edit instead.
 
+A tag that looks like an export tag but is not one (`exports`, `Export`, `export: name`, the
+option `:tag:` for `:tags:`) is refused: the cell would silently drop out of the package. So is
+an export while a notebook beside a chapter (`book/NN_topic.ipynb`) holds edits the chapter
+lacks: the exporter reads only the `.md`.
+
+`--check` lists, in one pass, every problem it finds before it fails: the diff between src/ and
+the chapters; notebooks out of step with their chapters (with the command that resolves each);
+Markdown files in the chapters' folders that `_toc.yml` does not list and `_config.yml` does not
+exclude; a leftover `formats:` pairing in a chapter's front matter; and, in the package as the
+chapters generate it, modules that fail to import, imports from the package of names it does
+not define, and undefined names (pyflakes) in src/, tests/ and benchmarks/. Each line of a
+generated module it names is followed by the chapter line it comes from, which `--where` prints.
+
     python tools/export.py           # write src/scratchformer/*.py
-    python tools/export.py --check   # exit 1 with a diff if src/ is out of date
+    python tools/export.py --check   # exit 1 listing every problem (a diff if src/ is out of date)
     python tools/export.py --update  # carry hand edits of generated modules back into the chapters
     python tools/export.py --force   # overwrite generated modules even if edited by hand
+    python tools/export.py --where src/scratchformer/attention.py:268   # -> book/08_multi_head.md:407
+    ... 2>&1 | python tools/export.py --where -   # a traceback, with the chapter line of each generated line
 
 Run it with the project's virtual environment (`make export`, or `.venv/bin/python
 tools/export.py` after `make venv`): it needs jupytext and PyYAML.
@@ -34,7 +49,9 @@ tools/export.py` after `make venv`): it needs jupytext and PyYAML.
 What this deliberately does not handle: notebooks in formats other than MyST
 Markdown, re-exports through `__init__.py` (that file is written by hand), and, for
 `--update`, edits outside the code of exported cells (imports, docstrings from the
-front matter, the header, lines between two cells, the `Taught in` lines).
+front matter, the header, lines between two cells, the `Taught in` lines). `--update` also
+writes the carried edit into a notebook beside the chapter (keeping its outputs), and refuses
+while that notebook is out of step with the chapter.
 """
 
 from __future__ import annotations
@@ -264,6 +281,60 @@ def cell_module(tags: list[str], default: str | None, where: str) -> str | None:
         return default
     return check_module_name(targets[0].removeprefix("export:"), where, "tag 'export:' module")
 
+TAGS_OPTION = re.compile(r"^\s*:?(\w+):\s*(.*)$")
+
+
+def read_myst(text: str, chapter: str):
+    """The chapter as a notebook; a cell option jupytext cannot read is refused naming its line."""
+    try:
+        return jupytext.reads(text, fmt="md:myst")
+    except Exception as err:  # nbformat's validation error, YAML errors
+        for number, line in enumerate(text.splitlines(), start=1):
+            match = TAGS_OPTION.match(line)
+            if not match or match.group(1).lower() not in ("tags", "tag"):
+                continue
+            try:
+                value = yaml.safe_load(match.group(2))
+            except yaml.YAMLError:
+                value = None
+            if not (isinstance(value, list) and all(isinstance(tag, str) for tag in value)):
+                raise ExportError(
+                    f"{chapter}:{number}: `{line.strip()}` is not a list of tags: write "
+                    "`:tags: [export]` or `:tags: [export:scratchformer.<module>]` (no space after "
+                    "the colon: `export: name` is read as a mapping)"
+                ) from err
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise ExportError(f"{chapter}: jupytext cannot read the chapter: {first}") from err
+
+
+def looks_like_export(tag: str) -> bool:
+    """Whether a tag that is not `export` or `export:<module>` was probably meant to be one."""
+    head = re.sub(r"[^a-z]", "", tag.split(":", 1)[0].lower())
+    return head.startswith("expor") or difflib.SequenceMatcher(None, head, "export").ratio() >= 0.8
+
+
+def check_tags(metadata: dict, where: str) -> None:
+    """Refuse a misspelt export tag, or a misspelt `tags` option, which would drop the cell silently."""
+    for key in metadata:
+        if key != "tags" and difflib.SequenceMatcher(None, key.lower(), "tags").ratio() >= 0.75:
+            raise ExportError(
+                f"{where}: the cell has an option `{key}:`, which is not `tags:`, so its tags "
+                f"{metadata[key]!r} are ignored (and an `export` among them would leave the cell out "
+                "of the package): write `:tags: [...]`"
+            )
+    tags = metadata.get("tags", [])
+    if not isinstance(tags, list):
+        raise ExportError(f"{where}: the cell's tags {tags!r} are not a list: write `:tags: [export]`")
+    for tag in tags:
+        if tag == "export" or (tag.startswith("export:") and tag != "export:"):
+            continue
+        if looks_like_export(tag):
+            raise ExportError(
+                f"{where}: the cell is tagged {tag!r}, which is not an export tag, so the cell would be "
+                "left out of the package: write `export` (into the front matter's module) or "
+                "`export:scratchformer.<module>`, lower case, no spaces"
+            )
+
 
 def front_matter_line(lines: list[str], key: str) -> int:
     """1-based line of a top-level front-matter key (1, the opening `---`, if it is not found)."""
@@ -325,7 +396,7 @@ def read_chapter(root: Path, chapter: str) -> tuple[str | None, dict[str, str], 
         raise ExportError(f"_toc.yml names '{chapter}', which does not exist")
     text = path.read_text(encoding="utf-8")
     lines = text.splitlines()
-    notebook = jupytext.reads(text, fmt="md:myst")
+    notebook = read_myst(text, chapter)
     module = notebook.metadata.get("export")
     if module is not None:
         check_module_name(module, chapter, "front matter 'export:'")
@@ -351,6 +422,7 @@ def read_chapter(root: Path, chapter: str) -> tuple[str | None, dict[str, str], 
         line = fences[code_index] if code_index < len(fences) else 0
         code_index += 1
         where = f"{chapter}:{line}"
+        check_tags(cell.metadata, where)
         target = cell_module(cell.metadata.get("tags", []), module, where)
         if target is None:
             continue
@@ -465,6 +537,31 @@ def moved_from(root: Path) -> list[str]:
     return []
 
 
+def covered_imports(statements: list[str]) -> list[str]:
+    """`from m import a` statements whose names another statement of the list already imports.
+
+    Two cells of a module may import from one place in different words (`from torch import
+    Tensor` and `from torch import Tensor, nn`); the module keeps the statement that imports more
+    (or the first of two that import the same names).
+    """
+    parsed = []
+    for statement in statements:
+        try:
+            nodes = ast.parse(statement).body
+        except SyntaxError:
+            nodes = []
+        node = nodes[0] if len(nodes) == 1 else None
+        if isinstance(node, ast.ImportFrom) and node.module != "__future__":
+            parsed.append((statement, (node.module, node.level), {(a.name, a.asname) for a in node.names}))
+    dropped = []
+    for i, (statement, source, names) in enumerate(parsed):
+        for j, (other, other_source, other_names) in enumerate(parsed):
+            if i != j and source == other_source and names <= other_names and (names != other_names or j < i):
+                dropped.append(statement)
+                break
+    return dropped
+
+
 def render_lines(module: Module) -> list[tuple[str, Origin | None]]:
     """The lines of one generated module, each with the chapter line it comes from."""
     sources = ", ".join(module.chapters)
@@ -483,6 +580,8 @@ def render_lines(module: Module) -> list[tuple[str, Origin | None]]:
                 imports[statement] = [
                     Origin(block.chapter, line or block.line, "import") for line in lines
                 ]
+    for statement in covered_imports(list(imports)):
+        del imports[statement]
     ordered = sorted(imports, key=lambda s: not s.startswith("from __future__"))
     if ordered:
         out.append(("", None))
@@ -646,6 +745,11 @@ def export(root: Path, force: bool = False) -> list[Path]:
     Refuses (ExportError) when a generated module was edited by hand, unless `force`.
     """
     wanted = generated(root)
+    unsaved = stale_notebooks(root, toc_chapters(root), ("newer",))
+    if unsaved:
+        raise ExportError(
+            "a notebook beside a chapter holds edits its chapter lacks; the exporter reads only the "
+            "chapters (.md), so exporting now would leave them out of the package:\n  " + "\n  ".join(unsaved))
     if not force:
         refuse_hand_edits(root, wanted)
     changed = []
@@ -661,10 +765,10 @@ def export(root: Path, force: bool = False) -> list[Path]:
     return changed
 
 
-def check(root: Path) -> str:
+def check(root: Path, wanted: dict[Path, str] | None = None) -> str:
     """A unified diff between src/ and what the chapters generate ('' when in sync)."""
     diff: list[str] = []
-    for path, text in generated(root).items():
+    for path, text in (generated(root) if wanted is None else wanted).items():
         current = path.read_text(encoding="utf-8") if path.exists() else ""
         if text != current:
             rel = path.relative_to(root).as_posix()
@@ -677,6 +781,314 @@ def check(root: Path) -> str:
                 )
             )
     return "".join(diff)
+
+
+# --- The files beside the chapters: notebooks, stray pages, a leftover pairing ------------------
+
+JUPYTEXT = ".venv/bin/jupytext"
+
+
+def notebook_cells(notebook) -> list[tuple[str, str, list[str]]]:
+    """What a chapter's text and its notebook must agree on: each cell's type, source and tags."""
+    return [(cell.cell_type, cell.source.strip(), list(cell.metadata.get("tags", []))
+             if cell.cell_type == "code" else []) for cell in notebook.cells]
+
+
+def notebook_state(root: Path, chapter: str) -> str | None:
+    """For the notebook beside a chapter: None (none, or in step), "newer" or "older" (differs).
+
+    "newer": the notebook was saved after the chapter and holds something the chapter lacks;
+    "older": the chapter changed after the notebook, which is stale.
+    """
+    md = root / chapter
+    ipynb = md.with_suffix(".ipynb")
+    if not ipynb.is_file() or not md.is_file():
+        return None
+    try:
+        theirs = notebook_cells(jupytext.read(ipynb))
+    except Exception:  # not a readable notebook: certainly not in step
+        theirs = None
+    if theirs == notebook_cells(read_myst(md.read_text(encoding="utf-8"), chapter)):
+        return None
+    return "newer" if ipynb.stat().st_mtime > md.stat().st_mtime else "older"
+
+
+def notebook_problem(root: Path, chapter: str, state: str) -> str:
+    """What is wrong with the notebook beside `chapter`, and the command that resolves it."""
+    ipynb = Path(chapter).with_suffix(".ipynb").as_posix()
+    paired = "formats" in (read_myst((root / chapter).read_text(encoding="utf-8"), chapter)
+                           .metadata.get("jupytext", {}))
+    if state == "newer":
+        carry = f"{JUPYTEXT} --sync {ipynb}" if paired else f"{JUPYTEXT} --to myst {ipynb}"
+        return (f"{ipynb}: the notebook holds edits that {chapter} lacks (it was saved after it), and "
+                f"the book and the exporter read only {chapter}: carry them into the chapter with "
+                f"`{carry}`, then delete the notebook (`rm {ipynb}`) or keep working in it")
+    refresh = f"{JUPYTEXT} --sync {chapter}" if paired else f"{JUPYTEXT} --to ipynb --update {chapter}"
+    return (f"{ipynb}: the notebook is older than {chapter} and differs from it: it is stale, and "
+            "saving it from an open Jupyter (or `jupytext --sync` after it was saved) would write its "
+            f"old text over the chapter. Delete it (`rm {ipynb}`) or bring it up to date (`{refresh}`)")
+
+
+def stale_notebooks(root: Path, chapters: list[str], states: tuple[str, ...] = ("newer", "older")) -> list[str]:
+    """One line per chapter whose notebook is out of step with it (in `states`)."""
+    problems = []
+    for chapter in chapters:
+        state = notebook_state(root, chapter)
+        if state in states:
+            problems.append(notebook_problem(root, chapter, state))
+    return problems
+
+
+def update_notebook(root: Path, chapter: str) -> bool:
+    """Write the chapter's new text into the notebook beside it, keeping its outputs."""
+    ipynb = (root / chapter).with_suffix(".ipynb")
+    if not ipynb.is_file():
+        return False
+    from jupytext.combine import combine_inputs_with_outputs
+
+    fresh = read_myst((root / chapter).read_text(encoding="utf-8"), chapter)
+    combine_inputs_with_outputs(fresh, jupytext.read(ipynb), fmt="md:myst")
+    jupytext.write(fresh, ipynb)
+    return True
+
+
+def excluded_patterns(root: Path) -> list[str]:
+    config = root / "_config.yml"
+    if not config.is_file():
+        return []
+    return list((yaml.safe_load(config.read_text(encoding="utf-8")) or {}).get("exclude_patterns", []) or [])
+
+
+def is_excluded(path: str, patterns: list[str]) -> bool:
+    """Whether Sphinx's `exclude_patterns` (as `_config.yml` gives them) leave out `path`."""
+    try:
+        from sphinx.util.matching import Matcher
+    except ImportError:  # without Sphinx: its patterns read as shell patterns, `**` included
+        import fnmatch
+        return any(fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(path, pattern + "/*")
+                   for pattern in patterns)
+    return Matcher(patterns)(path)
+
+
+def stray_pages(root: Path, listed: list[str]) -> list[str]:
+    """Markdown files among the chapters that `_toc.yml` does not list and `_config.yml` does not exclude.
+
+    The book builds only the files the toc lists (`only_build_toc_files`), so such a file is
+    neither published nor exported: say so rather than ignore it.
+    """
+    patterns = excluded_patterns(root)
+    listed_set = set(listed)
+    problems = []
+    for folder in sorted({(root / chapter).parent for chapter in listed}):
+        candidates = folder.glob("*.md") if folder == root else folder.rglob("*.md")
+        for path in sorted(candidates):
+            rel = path.relative_to(root).as_posix()
+            parts = path.relative_to(root).parts
+            if rel in listed_set or any(p.startswith((".", "_")) or p == "node_modules" for p in parts[:-1]):
+                continue
+            if is_excluded(rel, patterns):
+                continue
+            problems.append(
+                f"{rel}: a Markdown file beside the chapters that _toc.yml does not list, so the book "
+                "neither shows nor exports it: add it to _toc.yml, add it to `exclude_patterns` in "
+                "_config.yml (notes that are not pages), or move it out of the book's folders"
+            )
+    return problems
+
+
+def leftover_pairings(root: Path, chapters: list[str]) -> list[str]:
+    """Chapters whose front matter still pairs them with a notebook (`formats:`)."""
+    problems = []
+    for chapter in chapters:
+        path = root / chapter
+        if not path.is_file():
+            continue
+        lines = path.read_text(encoding="utf-8").splitlines()
+        end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), 0)
+        for number in range(1, end):
+            if re.match(r"^\s+formats:", lines[number]):
+                problems.append(
+                    f"{chapter}:{number + 1}: `{lines[number].strip()}` pairs the chapter with a notebook "
+                    f"(`jupytext --set-formats`): remove the line before committing (`{JUPYTEXT} "
+                    f"--update-metadata '{{\"jupytext\": {{\"formats\": null}}}}' {chapter}`, or delete it "
+                    "by hand)"
+                )
+    return problems
+
+
+# --- Where a generated line comes from ----------------------------------------------------------
+
+GENERATED_LINE = re.compile(
+    r"""(?P<path>(?:[^\s"':]*/)?src/scratchformer/[\w/]+\.py)(?P<sep>:|", line )(?P<line>\d+)""")
+
+
+def chapter_line(root: Path, module: str | Path, line: int,
+                 found: dict[Path, list[tuple[str, Origin | None]]] | None = None) -> str | None:
+    """The chapter line (`book/07_dropout.md:390`) that line `line` of a generated module comes from.
+
+    None for a module no chapter generates. A line of the header, or a blank line between two
+    cells, maps to the nearest line above it that comes from a chapter.
+    """
+    path = Path(module)
+    path = (path if path.is_absolute() else root / path).resolve()
+    found = origins(root) if found is None else found
+    lines = next((v for k, v in found.items() if k.resolve() == path), None)
+    if lines is None:
+        return None
+    index = min(max(line, 1), len(lines)) - 1
+    origin = next((o for _, o in reversed(lines[:index + 1]) if o), None) \
+        or next((o for _, o in lines[index:] if o), None)
+    return f"{origin.chapter}:{origin.line}" if origin else None
+
+
+def with_chapter_lines(root: Path, text: str,
+                       found: dict[Path, list[tuple[str, Origin | None]]] | None = None) -> str:
+    """`text` (a traceback, a checker's report) with each generated line followed by its chapter line."""
+    cache: dict[str, dict] = {}
+
+    def replace(match: re.Match) -> str:
+        if "found" not in cache:
+            cache["found"] = origins(root) if found is None else found
+        rel = match.group("path")
+        rel = rel[rel.index("src/scratchformer/"):]
+        where = chapter_line(root, rel, int(match.group("line")), cache["found"])
+        return match.group(0) + (f" [{where}]" if where else "")
+
+    return GENERATED_LINE.sub(replace, text)
+
+
+# --- The package as the chapters generate it: does it import, are its names defined? ------------
+
+CHECKED_FOLDERS = ("src", "tests", "benchmarks")
+UNDEFINED = ("UndefinedName", "UndefinedLocal", "UndefinedExport")
+IMPORT_PROBE = r"""
+import importlib, json, os, pkgutil, sys, traceback
+package, wanted = sys.argv[1], json.loads(sys.stdin.read())
+problems, imported, failed = [], {}, {}
+top = importlib.import_module(package)
+if not all(path.startswith(os.environ["PYTHONPATH"]) for path in top.__path__):
+    sys.exit(f"{package} was imported from {list(top.__path__)}, not from the copy being checked")
+names = [package] + sorted(m.name for m in pkgutil.walk_packages(top.__path__, package + "."))
+for name in names:
+    try:
+        imported[name] = importlib.import_module(name)
+    except BaseException as err:
+        frames = [f for f in traceback.extract_tb(err.__traceback__) if "/src/" + package + "/" in f.filename]
+        where = f"{frames[-1].filename}:{frames[-1].lineno}" if frames else name
+        failed.setdefault(f"{where}: {type(err).__name__}: {err}", []).append(name)
+for message, modules in failed.items():
+    where, error = message.split(": ", 1)
+    problems.append(f"{where}: importing {', '.join(modules)} fails: {error}")
+for where, module, name in wanted:
+    if module in imported and not hasattr(imported[module], name) and f"{module}.{name}" not in imported:
+        problems.append(f"{where}: imports '{name}' from {module}, which does not define it")
+print(json.dumps(problems))
+"""
+
+
+def package_imports(path: Path, rel: str) -> list[tuple[str, str, str]]:
+    """(where, module, name) for each `from scratchformer... import name` in a file."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (SyntaxError, UnicodeDecodeError):
+        return []
+    found = []
+    package = rel.removeprefix("src/").removesuffix(".py").replace("/", ".").rsplit(".", 1)[0]
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        module = node.module or ""
+        if node.level:
+            if not rel.startswith(f"src/{PACKAGE}/"):
+                continue
+            base = package.split(".")
+            base = base[:len(base) - node.level + 1]
+            module = ".".join([*base, module] if module else base)
+        if module.split(".")[0] != PACKAGE:
+            continue
+        for alias in node.names:
+            if alias.name != "*":
+                found.append((f"{rel}:{node.lineno}", module, alias.name))
+    return found
+
+
+def package_problems(root: Path, wanted: dict[Path, str]) -> list[str]:
+    """Undefined names (pyflakes) in src/, tests/ and benchmarks/, and the package's failing imports.
+
+    The generated modules are checked as the chapters generate them (`wanted`), not as src/
+    holds them, in a copy of src/; every line of a generated module is followed by the chapter
+    line it comes from.
+    """
+    import json
+    import shutil
+    import subprocess
+
+    problems: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="export-check-") as tmp:
+        copy = Path(tmp) / "src"
+        if (root / "src").is_dir():
+            shutil.copytree(root / "src", copy, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+        for path, text in wanted.items():
+            target = copy / path.relative_to(root / "src")
+            if text:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(text, encoding="utf-8")
+            elif target.exists():
+                target.unlink()
+        init = copy / PACKAGE / "__init__.py"
+        if not init.exists():  # a scratch book's package: a namespace package would import from elsewhere
+            init.parent.mkdir(parents=True, exist_ok=True)
+            init.write_text("")
+        files: list[tuple[str, Path]] = [
+            (f"src/{path.relative_to(copy).as_posix()}", path) for path in sorted(copy.rglob("*.py"))]
+        for folder in CHECKED_FOLDERS[1:]:
+            files += [(path.relative_to(root).as_posix(), path) for path in sorted((root / folder).rglob("*.py"))
+                      if "__pycache__" not in path.parts]
+        try:
+            from pyflakes import api, reporter
+        except ImportError:
+            problems.append("pyflakes is not installed, so names were not checked: run `make venv`")
+        else:
+            class Collect(reporter.Reporter):
+                def __init__(self) -> None:
+                    super().__init__(None, None)
+
+                def unexpectedError(self, filename, msg) -> None:  # noqa: N802 (pyflakes' names)
+                    problems.append(f"{filename}: {msg}")
+
+                def syntaxError(self, filename, msg, lineno, offset, text) -> None:  # noqa: N802
+                    problems.append(f"{filename}:{lineno}: {msg}")
+
+                def flake(self, message) -> None:
+                    if type(message).__name__ in UNDEFINED:
+                        problems.append(f"{message.filename}:{message.lineno}: "
+                                        f"{message.message % message.message_args}")
+
+            collect = Collect()
+            for rel, path in files:
+                api.check(path.read_text(encoding="utf-8"), rel, collect)
+        imports = [item for rel, path in files for item in package_imports(path, rel)]
+        probe = subprocess.run(
+            [sys.executable, "-c", IMPORT_PROBE, PACKAGE], input=json.dumps(imports), capture_output=True,
+            text=True, cwd=tmp, env={**os.environ, "PYTHONPATH": str(copy.resolve())},
+        )
+        try:
+            found = json.loads(probe.stdout.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            found = [f"importing {PACKAGE} fails: {probe.stderr.strip()[-2000:]}"]
+        problems += [line.replace(str(copy) + "/", "src/") for line in found]
+    if not any(f"src/{PACKAGE}/" in line for line in problems):
+        return problems
+    lines = origins(root)
+    return [with_chapter_lines(root, line, lines) for line in problems]
+
+
+def check_problems(root: Path, wanted: dict[Path, str] | None = None) -> list[str]:
+    """Everything `--check` refuses besides a diff, each with the file (and line) to fix."""
+    chapters = toc_chapters(root)
+    wanted = generated(root) if wanted is None else wanted
+    return [*stale_notebooks(root, chapters), *stray_pages(root, chapters),
+            *leftover_pairings(root, chapters), *package_problems(root, wanted)]
 
 
 def without_taught_in(lines: list[str]) -> list[int]:
@@ -774,6 +1186,13 @@ def update(root: Path) -> list[str]:
                               "writes from the headings the cells sit under: nothing to carry back. Change "
                               f"the heading (or move the cell) in the chapter instead, and discard the edit "
                               f"with {FORCE_HINT}.")
+        out_of_step = stale_notebooks(root, list(edits))
+        if out_of_step:
+            raise ExportError(
+                f"{rel} was edited by hand, but a chapter it would be carried into has a notebook beside it "
+                "that is out of step with it, and carrying the edit into the chapter alone would be lost at "
+                "the notebook's next save or `jupytext --sync`:\n  " + "\n  ".join(out_of_step)
+                + "\nResolve that first, then run --update again.")
         originals = {chapter: (root / chapter).read_text(encoding="utf-8") for chapter in edits}
         others_before = {p: t for p, t in generated(root).items() if p != path}
         try:
@@ -796,12 +1215,34 @@ def update(root: Path) -> list[str]:
                 (root / chapter).write_text(text, encoding="utf-8")
             raise
         for chapter, changes in edits.items():
+            if update_notebook(root, chapter):
+                carried.append(f"{Path(chapter).with_suffix('.ipynb').as_posix()}: updated from {chapter} "
+                               "(its pair), outputs kept")
             for first, last, new in sorted(changes):
                 span = f"line {first}" if last <= first else f"lines {first}-{last}"
                 action = "inserted before" if last < first else "replaced"
                 carried.append(f"{chapter}: {span} {action} ({len(new)} line{'s' * (len(new) != 1)} from {rel})")
         write_atomic(path, after_edit[path])
     return carried
+
+
+def where(root: Path, places: list[str]) -> int:
+    """`--where`: print the chapter line of each FILE:LINE (or annotate a traceback read from stdin)."""
+    if places == ["-"]:
+        sys.stdout.write(with_chapter_lines(root, sys.stdin.read()))
+        return 0
+    found = origins(root)
+    status = 0
+    for place in places:
+        match = re.fullmatch(r"(.+?):(\d+)", place)
+        answer = chapter_line(root, match.group(1), int(match.group(2)), found) if match else None
+        if answer is None:
+            print(f"export --where: {place} is not a line of a module the chapters generate "
+                  "(give it as src/scratchformer/<module>.py:<line>)", file=sys.stderr)
+            status = 2
+        else:
+            print(answer)
+    return status
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -812,26 +1253,47 @@ def main(argv: list[str] | None = None) -> int:
                       help="overwrite generated modules even where they were edited by hand (the edits are lost)")
     mode.add_argument("--update", action="store_true",
                       help="carry hand edits of generated modules back into the chapter cells they came from")
+    mode.add_argument("--where", metavar="FILE:LINE", nargs="+",
+                      help="print the chapter line that a line of a generated module comes from "
+                           "(src/scratchformer/attention.py:268 -> book/07_dropout.md:390); `-` reads a "
+                           "traceback from stdin and adds the chapter line to each generated line in it")
     parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent)
     args = parser.parse_args(argv)
     try:
+        if args.where:
+            return where(args.root, args.where)
         if args.check:
-            diff = check(args.root)
+            wanted = generated(args.root)
+            diff = check(args.root, wanted)
+            failed = False
             if diff:
                 sys.stdout.write(diff)
                 edited = [p.relative_to(args.root).as_posix() for p in hand_edited_modules(args.root)]
                 note = f" ({', '.join(edited)} edited by hand)" if edited else ""
                 print(f"\nsrc/ differs from the chapters{note}: edit the chapter, then run `make export`.",
                       file=sys.stderr)
-                return 1
-            print("export --check: src/ matches the chapters")
-            return 0
+                failed = True
+            else:
+                print("export --check: src/ matches the chapters")
+            problems = check_problems(args.root, wanted)
+            if problems:
+                print(f"export --check: {len(problems)} problem{'s' * (len(problems) != 1)}"
+                      + (" (in the package as the chapters generate it)" if diff else "") + ":", file=sys.stderr)
+                for line in problems:
+                    print(f"  {line}", file=sys.stderr)
+                failed = True
+            else:
+                print("export --check: no stale notebook or stray page; the package imports, and "
+                      "src/, tests/ and benchmarks/ use no undefined name")
+            return 1 if failed else 0
         if args.update:
             carried = update(args.root)
             for line in carried:
                 print(f"carried back: {line}")
             if not carried:
                 print("no generated module was edited by hand: nothing to carry back")
+        for line in stray_pages(args.root, toc_chapters(args.root)):
+            print(f"warning: {line}", file=sys.stderr)
         for path in export(args.root, force=args.force):
             rel = path.relative_to(args.root)
             if path.exists():

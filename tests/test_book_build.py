@@ -1,0 +1,136 @@
+"""How the book build treats failing chapters and notebooks, on a scratch book of three short pages.
+
+The scratch book takes from the repository's `_config.yml` what decides these behaviours (the
+execution settings, `exclude_patterns`, `only_build_toc_files`) and is built with the Makefile's
+own `jupyter-book build` flags and tools/book_rebuild.py. A build takes seconds, not the book's
+minutes, but it is still a book build: `make test` runs these, `make test-fast` does not.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import ROOT, book_environment
+
+pytestmark = pytest.mark.book
+
+FRONT = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+"""
+
+
+def page(title: str, code: str) -> str:
+    return FRONT + f"\n# {title}\n\n```{{code-cell}} ipython3\n{code}\n```\n"
+
+
+def build_flags() -> list[str]:
+    """The flags `make book` passes to `jupyter-book build` (the Makefile's JUPYTER_BOOK)."""
+    line = next(line for line in (ROOT / "Makefile").read_text().splitlines() if line.startswith("JUPYTER_BOOK :="))
+    words = shlex.split(line.split(":=", 1)[1])
+    return words[words.index("build") + 1:]
+
+
+def scratch_book(tmp_path: Path, exclude_notebooks: bool = True) -> Path:
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    excluded = [p for p in config["exclude_patterns"] if exclude_notebooks or p != "**.ipynb"]
+    scratch = {
+        "title": "scratch",
+        "only_build_toc_files": config["only_build_toc_files"],
+        "exclude_patterns": excluded,
+        "execute": config["execute"],
+        "sphinx": {
+            "local_extensions": {"book_rebuild": str(ROOT / "tools")},
+            "config": {key: value for key, value in config["sphinx"]["config"].items()
+                       if key.startswith("nb_execution")},
+        },
+    }
+    root = tmp_path / "scratch"
+    (root / "book").mkdir(parents=True)
+    (root / "_config.yml").write_text(yaml.safe_dump(scratch))
+    (root / "_toc.yml").write_text(
+        "format: jb-book\nroot: book/intro\nchapters:\n"
+        + "".join(f"  - file: book/{name}\n" for name in ("first", "second", "third")))
+    (root / "book" / "intro.md").write_text("# Intro\n")
+    for name in ("first", "second", "third"):
+        (root / "book" / f"{name}.md").write_text(page(name.title(), f"print('{name} page runs')"))
+    return root
+
+
+def build(root: Path) -> subprocess.CompletedProcess:
+    jupyter_book = Path(sys.executable).with_name("jupyter-book")
+    return subprocess.run([str(jupyter_book), "build", *build_flags(), str(root)],
+                          capture_output=True, text=True, cwd=root, env=book_environment())
+
+
+def html(root: Path, name: str) -> str:
+    return (root / "_build" / "html" / "book" / f"{name}.html").read_text()
+
+
+def test_the_build_lists_every_failing_chapter_then_fails(tmp_path: Path) -> None:
+    root = scratch_book(tmp_path)
+    (root / "book" / "first.md").write_text(page("First", "raise ValueError('first chapter breaks')"))
+    (root / "book" / "third.md").write_text(page("Third", "raise KeyError('third chapter breaks')"))
+    result = build(root)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output[-3000:]
+    assert "first chapter breaks" in output and "third chapter breaks" in output, output[-6000:]
+    assert re.search(r"book/first\.md.*Executing notebook failed", output), output[-6000:]
+    assert re.search(r"book/third\.md.*Executing notebook failed", output), output[-6000:]
+    assert "cells failed to run in 2 pages: book/first.md, book/third.md" in output, output[-3000:]
+    # The next build, with nothing changed, runs the failed chapters again: still red.
+    again = build(root)
+    assert again.returncode != 0 and "third chapter breaks" in again.stdout + again.stderr
+
+
+def notebook_beside(root: Path, name: str, text: str) -> None:
+    import jupytext
+
+    notebook = jupytext.reads(page(name.title(), f"print('{text}')"), fmt="md:myst")
+    jupytext.write(notebook, root / "book" / f"{name}.ipynb")
+
+
+def test_a_notebook_beside_a_chapter_never_becomes_the_page(tmp_path: Path) -> None:
+    root = scratch_book(tmp_path)
+    notebook_beside(root, "second", "stale notebook text")
+    result = build(root)
+    assert result.returncode == 0, (result.stdout + result.stderr)[-6000:]
+    assert "second page runs" in html(root, "second")
+    assert "stale notebook text" not in html(root, "second")
+
+
+def test_a_deleted_notebook_leaves_no_stale_page(tmp_path: Path) -> None:
+    # Without the exclusion (as before it), the notebook was the page; once it is deleted the
+    # .md, older than the last read, must be read again.
+    root = scratch_book(tmp_path, exclude_notebooks=False)
+    notebook_beside(root, "second", "stale notebook text")
+    first = build(root)
+    assert "stale notebook text" in html(root, "second"), (first.stdout + first.stderr)[-4000:]
+    (root / "book" / "second.ipynb").unlink()
+    result = build(root)
+    assert "second page runs" in html(root, "second"), (result.stdout + result.stderr)[-4000:]
+    assert "stale notebook text" not in html(root, "second")
+
+
+def test_a_failing_chapter_fails_even_a_build_without_warnings_as_errors(tmp_path: Path) -> None:
+    root = scratch_book(tmp_path)
+    (root / "book" / "second.md").write_text(page("Second", "raise ValueError('second chapter breaks')"))
+    jupyter_book = Path(sys.executable).with_name("jupyter-book")
+    result = subprocess.run([str(jupyter_book), "build", str(root)], capture_output=True, text=True, cwd=root,
+                            env=book_environment())
+    assert result.returncode != 0, (result.stdout + result.stderr)[-3000:]
+    assert "cells failed to run in 1 page: book/second.md" in result.stdout + result.stderr
