@@ -32,9 +32,9 @@ import torch.nn.functional as F
 from scratchformer.bert import BertConfig
 from scratchformer.files import write_atomically
 from scratchformer.framing import clean_review
-from scratchformer.pretrain import (IGNORED, BertForMaskedLM, PretrainConfig,
-                                    PretrainingWindows, bert_special_ids, mask_tokens,
-                                    read_pretraining)
+from scratchformer.pretrain import (IGNORED, BertForMaskedLM, PretrainingWindows,
+                                    bert_special_ids, mask_tokens)
+from scratchformer.pretrain_loop import PretrainConfig, read_pretraining
 from scratchformer.tokenizer import BPETokenizer
 
 # Sentences with one word hidden ("___"), written for this record: none is from IMDB.
