@@ -404,3 +404,11 @@ def test_ctrl_c_says_what_can_be_resumed(runs: dict, tmp_path: Path, command: st
     early = subprocess.run([sys.executable, str(script), "1", *arguments], capture_output=True, text=True)
     assert early.returncode == 130, early.stderr[-2000:]
     assert "nothing to resume" in early.stdout
+
+
+@pytest.mark.parametrize("change", [{"lr": float("nan")}, {"seed": 2**63}, {"steps": 2.5}, {"seed": True}])
+def test_gpt_train_config_refuses_what_would_fail_late(change: dict) -> None:
+    from scratchformer.gpt_train import GPTTrainConfig
+
+    with pytest.raises(ValueError):
+        GPTTrainConfig(**change)
