@@ -312,7 +312,7 @@ def unsup_folder(toy_dir: Path, folder: Path, content: bytes) -> Path:
 def test_unlabelled_files_that_are_damaged_or_empty_are_named(runs: dict, tmp_path: Path) -> None:
     whole = (runs["data"] / "unsup.jsonl.gz").read_bytes()
     truncated = unsup_folder(runs["data"], tmp_path / "truncated", whole[: len(whole) // 2])
-    refused(cli(*pretrain_arguments(truncated, tmp_path / "a")), "unsup.jsonl.gz: truncated, damaged")
+    refused(cli(*pretrain_arguments(truncated, tmp_path / "a")), "unsup.jsonl.gz: truncated or damaged gzip")
     empty = unsup_folder(runs["data"], tmp_path / "empty", gzip.compress(b""))
     refused(cli(*gpt_arguments(empty, tmp_path / "b", runs["cache"])), "unsup.jsonl.gz holds no unlabelled")
 
