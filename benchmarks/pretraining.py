@@ -23,7 +23,8 @@ import time
 import torch
 
 from scratchformer.hardware import return_freed_memory
-from scratchformer.pretrain import PretrainingLoss, build_pretrainer, mask_tokens
+from scratchformer.pretrain import mask_tokens
+from scratchformer.pretrain_loop import PretrainingLoss, build_pretrainer
 from scratchformer.pretrain_cli import pretrain_preset
 from scratchformer.train import make_optimizer
 from scratchformer.evaluation import autocast

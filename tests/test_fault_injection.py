@@ -167,3 +167,52 @@ def test_an_interrupt_before_the_first_checkpoint_leaves_nothing_to_resume(setup
     again = cli(*command(setup, out))
     assert again.returncode == 0, again.stderr[-3000:]
     assert_same_run(out, setup["baseline"])
+
+
+# --- an --overwrite that fails after the folder's checks ----------------------------------------
+
+FAILING_CLEAR = '''
+import sys
+from scratchformer import cli, gpt_cli, pretrain_cli
+
+
+def fail(*args, **kwargs):
+    raise OSError("injected fault: the disk failed as the old run was about to be cleared")
+
+
+for module in (cli, gpt_cli, pretrain_cli):
+    module.clear_run = fail
+sys.exit(cli.main(sys.argv[1:]))
+'''
+
+
+def sha256s(folder: Path) -> dict[str, str]:
+    import hashlib
+
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+@pytest.mark.parametrize("trainer", ["train-imdb", "train-gpt", "pretrain"])
+def test_an_overwrite_that_fails_leaves_the_old_run_byte_identical(tmp_path: Path, toy_dir: Path,
+                                                                  trainer: str) -> None:
+    """The fault strikes at the last moment: every check passed, the old run not yet cleared.
+    Whatever the command wrote before that moment would show as a changed or added file."""
+    out = tmp_path / "run"
+    common = ["--data", str(toy_dir), "--out", str(out), "--config", "tiny", "--device", "cpu",
+              "--no-progress", "--threads", "1"]
+    arguments = {
+        "train-imdb": ["train-imdb", *common, "--no-test", "--epochs", "1", "--cache", str(tmp_path / "cache")],
+        "train-gpt": ["train-gpt", *common, "--val-documents", "20", "--tokenizer-documents", "100",
+                      "--heldout", "10", "--cache", str(tmp_path / "cache")],
+        "pretrain": ["pretrain", *common, "--val-documents", "20", "--tokenizer-documents", "100"],
+    }[trainer]
+    first = cli(*arguments)
+    assert first.returncode == 0, first.stderr[-3000:]
+    before = sha256s(out)
+    script = tmp_path / "failing_clear.py"
+    script.write_text(FAILING_CLEAR)
+    changed = ["--set", "seed=1"] + (["--tokenizer-documents", "50"] if trainer != "train-imdb" else [])  # other files
+    failed = subprocess.run([sys.executable, str(script), *arguments, "--overwrite", *changed],
+                            capture_output=True, text=True, timeout=600)
+    assert failed.returncode == 2 and "injected fault" in failed.stderr, failed.stderr[-3000:]
+    assert sha256s(out) == before, "the old run is byte-identical"

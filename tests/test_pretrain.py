@@ -16,11 +16,10 @@ import torch
 from scratchformer.bert import BertConfig, BertForSequenceClassification
 from scratchformer.cli import main
 from scratchformer.framing import SpecialIds
-from scratchformer.pretrain import (IGNORED, BertForMaskedLM, ElectraPretrainer, PretrainConfig,
-                                    PretrainingWindows, bert_special_ids, encode_labelled,
-                                    generator_config_of, load_pretrained_encoder,
-                                    mask_tokens, masked_lm_loss, read_pretraining,
-                                    save_pretraining, train_bert_tokenizer)
+from scratchformer.pretrain import (IGNORED, BertForMaskedLM, ElectraPretrainer, PretrainingWindows,
+                                    bert_special_ids, mask_tokens, masked_lm_loss, train_bert_tokenizer)
+from scratchformer.pretrain_loop import (PretrainConfig, encode_labelled, generator_config_of,
+                                         load_pretrained_encoder, read_pretraining, save_pretraining)
 
 from conftest import toy_texts
 
@@ -219,7 +218,7 @@ def test_two_process_ddp_pretraining_on_cpu(tmp_path: Path, toy_dir: Path) -> No
 
 
 def test_an_interrupted_run_resumes_to_the_same_weights(tmp_path: Path) -> None:
-    from scratchformer.pretrain import build_pretrainer, pretrain
+    from scratchformer.pretrain_loop import build_pretrainer, pretrain
 
     stream = torch.randint(996, (3000,), generator=torch.Generator().manual_seed(0)).numpy()
     settings = PretrainConfig(objective="electra", steps=8, batch_size=4, window=24, evals=2,

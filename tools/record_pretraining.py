@@ -31,9 +31,9 @@ import torch.nn.functional as F
 from scratchformer.bert import BertConfig
 from scratchformer.files import write_atomically
 from scratchformer.framing import clean_review
-from scratchformer.pretrain import (IGNORED, BertForMaskedLM, PretrainConfig,
-                                    PretrainingWindows, bert_special_ids, mask_tokens,
-                                    read_pretraining)
+from scratchformer.pretrain import (IGNORED, BertForMaskedLM, PretrainingWindows,
+                                    bert_special_ids, mask_tokens)
+from scratchformer.pretrain_loop import PretrainConfig, read_pretraining
 from scratchformer.runs import command_record
 from scratchformer.tokenizer import BPETokenizer
 

@@ -34,10 +34,15 @@ MOVED: dict[str, dict[str, str]] = {
                          "check_run_folder", "clear_run", "interruption_report"], "scratchformer.runs"),
         **dict.fromkeys(["PEAK_BF16_FLOPS", "training_flops_per_token"], "scratchformer.hardware"),
         **dict.fromkeys(["PRESETS", "preset", "apply_overrides"], "scratchformer.presets"),
-        **dict.fromkeys(["main", "build_parser", "run_train_imdb", "run_classify", "check_pipeline_config",
-                         "check_before_training", "positive_int", "user_path", "command_line_texts",
-                         "one_line"], "scratchformer.cli"),
+        **dict.fromkeys(["main", "build_parser", "run_train_imdb", "run_classify"], "scratchformer.cli"),
+        **dict.fromkeys(["check_pipeline_config", "check_before_training", "positive_int", "user_path",
+                         "command_line_texts", "one_line"], "scratchformer.guards"),
     },
+    "scratchformer.pretrain": dict.fromkeys(
+        ["OBJECTIVES", "PRETRAIN_FORMAT", "PretrainConfig", "generator_config_of", "build_pretrainer",
+         "PretrainingLoss", "save_pretraining", "read_pretraining", "evaluate_pretraining",
+         "LAST_PRETRAINING", "snapshot_name", "pretrain", "load_pretrained_encoder", "pretrained_start",
+         "encode_labelled"], "scratchformer.pretrain_loop"),
 }
 
 # What replaces a name that was removed rather than moved.
