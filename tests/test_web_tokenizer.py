@@ -1,4 +1,4 @@
-"""The page's tokenizer (`_static/web/bpe.js`) gives the ids Python gives.
+"""The page's tokenizer (`_static/web/bpe.mjs`) gives the ids Python gives.
 
 It runs under `node` on the tokenizer files `scratchformer.web_export` writes: GPT-2's (the
 classifier's, cut as tiktoken cuts) and one trained as chapter 12 trains the GPT's (cut by the

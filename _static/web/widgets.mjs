@@ -2,7 +2,7 @@
 // that `scratchformer export-web` wrote into _static/models/, run by ONNX Runtime Web from
 // _static/ort/ (nothing is fetched from anywhere but this site). Which models the site has is
 // in _static/models/index.json, written by the build; without them the page says how to export.
-import { BPETokenizer, encodeReview } from "./bpe.js";
+import { BPETokenizer, encodeReview } from "./bpe.mjs";
 
 const ROOT = new URL("../../", import.meta.url);  // the site's root: _static/web/ is two below
 const MODELS = new URL("_static/models/", ROOT);
