@@ -4,7 +4,9 @@ Registered in `_config.yml` (`sphinx: local_extensions`). It
 
 - serves MathJax from the built site: copies the npm package `mathjax` (pinned in
   `package.json`, installed by `make mathjax`) into `_static/mathjax/`, and refuses to build
-  when it is missing, the wrong version, or `mathjax_path` points anywhere but there;
+  when it is missing, the wrong version, or `mathjax_path` points anywhere but there; and ONNX
+  Runtime Web's WebAssembly build (`onnxruntime-web`, pinned there too) into `_static/ort/`,
+  for the models the appendix "Running the models in the browser" runs on its page;
 - publishes each chapter as a notebook (`_notebooks/<page>.ipynb`, see tools/notebooks.py),
   points the Colab and Binder launch buttons and the ".ipynb" download at it, and writes the
   `binder/requirements.txt` Binder builds from (the site is deployed to the `gh-pages` branch,
@@ -60,6 +62,10 @@ logger = logging.getLogger(__name__)
 MATHJAX_ENTRY = "tex-mml-chtml.js"
 # What the combined component loads lazily: TeX extensions, fonts, the menu, accessibility.
 MATHJAX_PARTS = [MATHJAX_ENTRY, "input", "output", "ui", "a11y", "sre", "adaptors"]
+# ONNX Runtime Web (package.json pins it), for the models the pages run: its WebAssembly build
+# only, served from _static/ort/ like MathJax. Without it the pages say the runtime is missing.
+ORT_PACKAGE = "node_modules/onnxruntime-web"
+ORT_FILES = ["ort.wasm.min.mjs", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm"]
 REFERENCE_DOC = "book/reference"
 PACKAGE_DIR = "src/scratchformer"
 RESULTS_DIR = "book/results"
@@ -357,6 +363,8 @@ def finish(app: Sphinx, exception: Exception | None) -> None:
     target = Path(app.outdir) / "_static" / "mathjax"
     copied = sum(copy_if_changed(es5 / part, target / part) for part in MATHJAX_PARTS)
     logger.info(f"MathJax {version}: {copied} files copied into _static/mathjax")
+    copy_onnxruntime(app)
+    write_model_index(Path(app.outdir))
     url, _, _ = repository(app)
     binder = Path(app.outdir) / "binder" / "requirements.txt"
     binder.parent.mkdir(exist_ok=True)
@@ -364,6 +372,33 @@ def finish(app: Sphinx, exception: Exception | None) -> None:
     # GitHub Pages would hide the underscore folders (_static, _notebooks) from Jekyll otherwise.
     (Path(app.outdir) / ".nojekyll").touch()
     write_index(app)
+
+
+def copy_onnxruntime(app: Sphinx) -> None:
+    """Copy ONNX Runtime Web's WebAssembly build into `_static/ort/`, if npm installed the
+    version package.json pins (`make mathjax`); otherwise say so and copy nothing."""
+    root = Path(app.srcdir)
+    dist = root / ORT_PACKAGE / "dist"
+    pinned = json.loads((root / "package.json").read_text(encoding="utf-8"))["dependencies"].get("onnxruntime-web")
+    manifest = root / ORT_PACKAGE / "package.json"
+    installed = json.loads(manifest.read_text(encoding="utf-8"))["version"] if manifest.is_file() else None
+    if pinned is None or installed != pinned or not all((dist / name).is_file() for name in ORT_FILES):
+        logger.info(f"onnxruntime-web {pinned} is not installed (run `make mathjax`): the pages' models will not run")
+        return
+    target = Path(app.outdir) / "_static" / "ort"
+    copied = sum(copy_if_changed(dist / name, target / name) for name in ORT_FILES)
+    logger.info(f"onnxruntime-web {installed}: {copied} files copied into _static/ort")
+
+
+def write_model_index(outdir: Path) -> list[str]:
+    """List the exported models the site serves (`_static/models/<name>/manifest.json`, from
+    `scratchformer export-web`) in `_static/models/index.json`, which the pages read first: a
+    site without models then requests none, and its pages log no missing file."""
+    models = outdir / "_static" / "models"
+    names = sorted(p.parent.name for p in models.glob("*/manifest.json"))
+    models.mkdir(parents=True, exist_ok=True)
+    (models / "index.json").write_text(json.dumps({"models": names}) + "\n", encoding="utf-8")
+    return names
 
 
 def write_index(app: Sphinx) -> None:

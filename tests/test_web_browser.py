@@ -1,0 +1,145 @@
+"""The appendix's widgets in headless Chromium, on models exported into the built site.
+
+A small classifier and a small GPT are exported into `_build/html/_static/models/`; the page
+must give Python's verdicts (within 1e-3) for three reviews typed into it, the same
+contribution for a token, and the same ids as `generate` for greedy steps with and without the
+key/value cache, without a single request leaving 127.0.0.1. It prints the time to the first
+verdict and the GPT's tokens per second.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from conftest import ROOT
+from test_browser import SCREENSHOTS, browser, site  # noqa: F401 - fixtures
+
+pytest.importorskip("onnx", reason="the web extra is not installed: pip install '.[web]'")
+sys.path.insert(0, str(ROOT / "tools"))
+import book_site  # noqa: E402
+
+from scratchformer.bert import BertConfig, BertForSequenceClassification  # noqa: E402
+from scratchformer.checkpoint import save_checkpoint  # noqa: E402
+from scratchformer.evaluation import token_contributions  # noqa: E402
+from scratchformer.framing import encode_review  # noqa: E402
+from scratchformer.gpt import GPTConfig, GPTModel, generate  # noqa: E402
+from scratchformer.gpt_data import SPECIAL_TOKENS  # noqa: E402
+from scratchformer.gpt_train import save_gpt_checkpoint  # noqa: E402
+from scratchformer.tokenizer import BPETokenizer  # noqa: E402
+from scratchformer.web_export import export_web  # noqa: E402
+
+pytestmark = pytest.mark.book
+MAX_LEN = 64
+REVIEWS = ["Not bad at all.", "A dull, boring film: I hated it 😀<br />Never again.",
+           "苹果 loved the acting, superb and great!"]
+
+
+@pytest.fixture(scope="module")
+def models(html_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    if not (html_dir / "_static" / "ort" / "ort.wasm.min.mjs").is_file():
+        pytest.skip("onnxruntime-web is not in the built site: run `make mathjax` and build")
+    work = tmp_path_factory.mktemp("web-models")
+    torch.manual_seed(0)
+    config = BertConfig(d_model=32, max_len=MAX_LEN, num_layers=2, num_heads=2,
+                        pooling="mean", dropout=0.0)
+    classifier = BertForSequenceClassification(config).eval()
+    save_checkpoint(work / "classifier.pt", classifier, config)
+    tokenizer = BPETokenizer.train("the film was great and the plot was dull " * 50, 320,
+                                   special_tokens=SPECIAL_TOKENS)
+    gpt = GPTModel(GPTConfig(vocab_size=tokenizer.n_vocab, context_length=64, d_model=32,
+                             num_layers=2, num_heads=2)).eval()
+    (work / "gpt").mkdir()
+    save_gpt_checkpoint(work / "gpt" / "best.pt", gpt)
+    tokenizer.save(work / "gpt" / "tokenizer.json")
+    target = html_dir / "_static" / "models"
+    export_web(work / "classifier.pt", target / "imdb")
+    export_web(work / "gpt", target / "gpt")
+    assert book_site.write_model_index(html_dir) == ["gpt", "imdb"]
+    try:
+        yield {"classifier": classifier, "gpt": gpt, "tokenizer": tokenizer}
+    finally:
+        shutil.rmtree(target / "imdb")
+        shutil.rmtree(target / "gpt")
+        book_site.write_model_index(html_dir)
+
+
+def wait_for(browser: Any, script: str, timeout: float = 60) -> Any:  # noqa: F811
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(browser, timeout).until(lambda driver: driver.execute_script(script))
+
+
+VERDICT = "return document.querySelector('#sf-classifier .sf-verdict').dataset.probability"
+RUNS = "return +document.querySelector('#sf-classifier .sf-verdict').dataset.runs"
+IDS = "return document.querySelector('#sf-classifier .sf-verdict').dataset.ids"
+
+
+def test_the_widgets_give_pythons_numbers_offline(
+        browser: Any, site: str, models: dict) -> None:  # noqa: F811
+    started = time.perf_counter()
+    browser.get(site + "book/web.html")
+    wait_for(browser, VERDICT)
+    first_verdict = time.perf_counter() - started
+    classifier = models["classifier"]
+    box = browser.find_element("css selector", "#sf-classifier .sf-review")
+    for review in REVIEWS:
+        before = int(browser.execute_script(RUNS))
+        browser.execute_script("arguments[0].value = arguments[1];"
+                               "arguments[0].dispatchEvent(new Event('input'));", box, review)
+        wait_for(browser, f"{RUNS} > {before}")
+        ids = encode_review(review, MAX_LEN, "head+tail")
+        assert json.loads(browser.execute_script(IDS)) == ids
+        with torch.no_grad():
+            expected = classifier(torch.tensor([ids])).softmax(-1)[0, 1].item()
+        seen = float(browser.execute_script(VERDICT))
+        assert abs(seen - expected) < 1e-3, (review, seen, expected)
+        verdict = browser.find_element("css selector", "#sf-classifier .sf-verdict").text
+        assert verdict.startswith("positive" if expected >= 0.5 else "negative")
+    shares = token_contributions(classifier, torch.tensor([ids]))[0]
+    spans = browser.find_elements("css selector", "#sf-classifier .sf-tokens span")
+    assert len(spans) == sum(i != classifier.config.pad_id for i in ids)
+    assert abs(float(spans[3].get_attribute("data-contribution")) - shares[3].item()) < 1e-3
+
+    gpt, tokenizer = models["gpt"], models["tokenizer"]
+    prompt = "the film was"
+    start = [tokenizer.special_ids["<|endoftext|>"]] + tokenizer.encode_ordinary(prompt)
+    expected = generate(gpt, torch.tensor([start]), 12, temperature=0)[0].tolist()
+    speeds = {}
+    for use_cache in (True, False, True, False):  # the second round of each is timed warm
+        browser.execute_script("""
+            const root = document.getElementById('sf-gpt');
+            root.querySelector('.sf-prompt').value = arguments[0];
+            root.querySelector('.sf-temperature').value = '0';
+            root.querySelector('.sf-count').value = '12';
+            const cache = root.querySelector('.sf-cache');
+            cache.checked = arguments[1];
+            cache.dispatchEvent(new Event('change'));
+            root.querySelector('.sf-reset').click();
+            root.querySelector('.sf-speed').textContent = '';
+            root.querySelector('.sf-run').click();""", prompt, use_cache)
+        wait_for(browser, "return document.querySelector('#sf-gpt .sf-speed').textContent")
+        ids = json.loads(browser.execute_script(
+            "return document.querySelector('#sf-gpt .sf-text').dataset.ids"))
+        assert ids == expected, use_cache
+        speeds[use_cache] = float(browser.execute_script(
+            "return document.querySelector('#sf-gpt .sf-speed').dataset.tokensPerSecond"))
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    browser.save_screenshot(str(SCREENSHOTS / "web.png"))
+    resources = browser.execute_script(
+        "return performance.getEntriesByType('resource').map((r) => r.name)")
+    outside = [url for url in resources if not url.startswith(site)]
+    assert not outside, outside
+    assert any("/_static/ort/" in url for url in resources)
+    errors = [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    assert not errors, errors
+    print(f"first verdict {first_verdict:.2f} s after the page was asked for; GPT "
+          f"{speeds[True]:.1f} tokens/s with the cache, {speeds[False]:.1f} without")

@@ -1,0 +1,142 @@
+"""The page's tokenizer (`_static/web/bpe.mjs`) gives the ids Python gives.
+
+It runs under `node` on the tokenizer files `scratchformer.web_export` writes: GPT-2's (the
+classifier's, cut as tiktoken cuts) and one trained as chapter 12 trains the GPT's (cut by the
+`regex` module), on chapter 1's hard cases, on a few thousand generated reviews and, when
+`IMDB_DIR` names a local copy of IMDB, on all 25,000 test reviews.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from scratchformer.framing import clean_review, encode_review, review_token_lists
+from scratchformer.gpt_data import SPECIAL_TOKENS
+from scratchformer.tokenizer import NEWER_UNICODE_LETTERS, PROBE_TEXT, BPETokenizer
+from scratchformer.web_tokenizer import js_pattern, tokenizer_record
+
+NODE = shutil.which("node")
+pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed")
+RUNNER = ROOT / "tests" / "web_tokenize.mjs"
+MAX_LEN = 64
+
+# Chapter 1's hard cases and the places where JavaScript's regular expressions differ from
+# Python's: \s (U+0085, U+001C-U+001F are space in Python, U+FEFF only in JavaScript),
+# letters newer than one engine's Unicode tables, astral characters (two UTF-16 units).
+HARD_CASES = [
+    PROBE_TEXT, "苹果", "我今天吃了一个苹果。苹果很好吃！", "张三住在西安，李四住在北京。",
+    "😀", "I loved it 😀😀😀!", "👩‍👩‍👧 family 🇫🇷 flag 👍🏽", "café naïve résumé Ångström",
+    "e\u0301 (combining accent) vs \u00e9", "Ελληνικά, русский, עברית, العربية, हिन्दी",
+    " " * 5, " " * 300, "a" + " " * 1000 + "b", "\n\n\n", "x\t\t\ty", " \n \n  \t ",
+    "ends with spaces   ", "   starts with spaces", "\u00a0\u00a0non-breaking\u00a0",
+    "Great!<br /><br />Really.", "<BR/>upper<br>bare<br  />spaced", "a<br \t/>b",
+    "1,234,567.89", "in 2026 it cost $12.50", "٣٤٥ and ⅫⅫ and ½", "x=1.5e3?",
+    "don't can't won't I'm you're we've they'll he'd", "DON'T I'M", "it’s curly’s",
+    "'s 're 'll", "a\x85b", "a\x1cb\x1d\x1e\x1f", "a\ufeffb", "line\u2028sep\u2029para",
+    "\u3000ideographic\u3000space", "tab\x0bvertical\x0cform",
+    "".join(chr(first) for first, _ in NEWER_UNICODE_LETTERS) + " letters",
+    "𝔘𝔫𝔦𝔠𝔬𝔡𝔢 𝟙𝟚𝟛", "<|endoftext|> as text", "", "!!!???...", "....." * 200,
+    "supercalifragilisticexpialidocious" * 30, "苹" * 2000,
+]
+
+WORDS = ["the", "movie", "film", "plot", "actor", "actress", "scene", "was", "a", "and",
+         "not", "bad", "at", "all", "great", "awful", "boring", "loved", "hated", "it",
+         "I", "we", "they", "director's", "script", "ending", "10/10", "1/10", "90s",
+         "café", "naïve", "über", "señor", "苹果", "電影", "😀", "👍", "—", "...", "!!",
+         "(", ")", "\"quoted\"", "it's", "don't", "I'd", "you'll", "3.5", "2,000",
+         "<br />", "<br /><br />", "\t", "  ", "\n", "Ω", "ß", "İstanbul", "ǅ"]
+
+
+def generated_reviews(count: int, seed: int = 0) -> list[str]:
+    """Toy reviews: words, punctuation, numbers, scripts, emoji and line breaks mixed."""
+    rng = random.Random(seed)
+    reviews = []
+    for _ in range(count):
+        words = rng.choices(WORDS, k=rng.randint(1, 120))
+        separators = rng.choices([" ", " ", " ", "", "  ", ", ", ". "], k=len(words))
+        reviews.append("".join(w + s for w, s in zip(words, separators)))
+    return reviews
+
+
+def run_node(record: dict, texts: list[str], tmp_path: Path) -> list[dict]:
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(record), encoding="utf-8")
+    result = subprocess.run([NODE, str(RUNNER), str(path)], input=json.dumps(texts),
+                            capture_output=True, text=True, timeout=1800, cwd=ROOT)
+    assert result.returncode == 0, result.stderr[-3000:]
+    output = json.loads(result.stdout)
+    print(f"node: {len(texts):,} texts in {output['seconds']:.1f} s")
+    return output["results"]
+
+
+@pytest.fixture(scope="module")
+def classifier_record() -> dict:
+    framing = {"max_len": MAX_LEN, "truncation": "head+tail"}
+    return tokenizer_record(BPETokenizer.from_gpt2(), "tiktoken", framing)
+
+
+@pytest.fixture(scope="module")
+def gpt_tokenizer() -> BPETokenizer:
+    text = "\n".join(clean_review(t) for t in generated_reviews(400, seed=1) + HARD_CASES)
+    return BPETokenizer.train(text, 700, special_tokens=SPECIAL_TOKENS)
+
+
+def check_classifier(record: dict, texts: list[str], tmp_path: Path) -> None:
+    results = run_node(record, texts, tmp_path)
+    expected = review_token_lists(texts)
+    wrong = [i for i, (r, e) in enumerate(zip(results, expected)) if r["ordinary"] != e]
+    assert not wrong, (f"{len(wrong)} of {len(texts)} texts differ, first "
+                       f"{texts[wrong[0]][:200]!r}")
+    for text, result in zip(texts, results):
+        assert result["framed"] == encode_review(text, MAX_LEN, "head+tail")
+
+
+def test_javascript_tokenizes_the_hard_cases_as_tiktoken_does(
+        classifier_record: dict, tmp_path: Path) -> None:
+    check_classifier(classifier_record, HARD_CASES, tmp_path)
+
+
+def test_javascript_tokenizes_generated_reviews_as_tiktoken_does(
+        classifier_record: dict, tmp_path: Path) -> None:
+    check_classifier(classifier_record, generated_reviews(3000), tmp_path)
+
+
+def test_javascript_tokenizes_with_the_gpts_trained_vocabulary(
+        gpt_tokenizer: BPETokenizer, tmp_path: Path) -> None:
+    record = tokenizer_record(gpt_tokenizer, "regex")
+    texts = HARD_CASES + generated_reviews(2000, seed=2) + ["lone \ud800 surrogate"]
+    results = run_node(record, texts, tmp_path)
+    for text, result in zip(texts, results):
+        cleaned = clean_review(text)
+        assert result["ordinary"] == gpt_tokenizer.encode_ordinary(cleaned), repr(text[:200])
+        assert result["decoded"] == gpt_tokenizer.decode(result["ordinary"])
+    assert results[0]["decoded"] == PROBE_TEXT
+
+
+def test_translated_patterns_keep_other_escapes_and_refuse_unknown_classes() -> None:
+    assert js_pattern(r"\d+|\.", "regex") == r"\d+|\."
+    assert js_pattern(r"\S", "regex").startswith("[^")
+    with pytest.raises(ValueError, match="cannot translate"):
+        js_pattern(r"\p{Lu}", "regex")
+    with pytest.raises(ValueError, match="cannot translate"):
+        js_pattern(r"[\S]", "regex")
+
+
+def test_javascript_tokenizes_all_imdb_test_reviews_as_tiktoken_does(
+        classifier_record: dict, tmp_path: Path) -> None:
+    if not os.environ.get("IMDB_DIR"):
+        pytest.skip("IMDB_DIR does not name a local copy of IMDB: the 25,000 test reviews "
+                    "are checked only where they are at hand")
+    from scratchformer.imdb import load_imdb
+
+    texts = load_imdb(splits=["test"])["test"].texts
+    assert len(texts) == 25000
+    check_classifier(classifier_record, texts, tmp_path)
