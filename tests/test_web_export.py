@@ -30,7 +30,8 @@ from scratchformer.gpt_train import save_gpt_checkpoint  # noqa: E402
 from scratchformer.runs import file_sha256  # noqa: E402
 from scratchformer.tokenizer import BPETokenizer  # noqa: E402
 from scratchformer.web_export import (  # noqa: E402
-    ClassifierForWeb, export_web, export_web_main)
+    ClassifierForWeb, export_web)
+from scratchformer.cli import main as scratchformer_main  # noqa: E402
 
 pytestmark = pytest.mark.slow
 MAX_LEN = 64
@@ -186,25 +187,25 @@ def test_the_manifest_records_the_checkpoint_its_run_and_the_files(
 
 def test_the_command_refuses_what_it_cannot_export(
         tmp_path: Path, gpt_run: tuple, capsys: pytest.CaptureFixture) -> None:
-    assert export_web_main(["--checkpoint", str(tmp_path / "missing"), "--out",
+    assert scratchformer_main(["export-web", "--checkpoint", str(tmp_path / "missing"), "--out",
                             str(tmp_path / "out")]) == 1
     assert "no checkpoint at" in capsys.readouterr().err
     torch.save({"format": "something else"}, tmp_path / "other.pt")
-    assert export_web_main(["--checkpoint", str(tmp_path / "other.pt"), "--out",
+    assert scratchformer_main(["export-web", "--checkpoint", str(tmp_path / "other.pt"), "--out",
                             str(tmp_path / "out")]) == 1
     assert "neither a classifier checkpoint" in capsys.readouterr().err
     (tmp_path / "damaged.pt").write_bytes(b"not a torch file")
-    assert export_web_main(["--checkpoint", str(tmp_path / "damaged.pt"), "--out",
+    assert scratchformer_main(["export-web", "--checkpoint", str(tmp_path / "damaged.pt"), "--out",
                             str(tmp_path / "out")]) == 1
     assert "not a readable checkpoint" in capsys.readouterr().err
     (tmp_path / "a_file").write_text("")
-    assert export_web_main(["--checkpoint", str(gpt_run[0]), "--out",
+    assert scratchformer_main(["export-web", "--checkpoint", str(gpt_run[0]), "--out",
                             str(tmp_path / "a_file")]) == 1
     assert "is a file, not a folder" in capsys.readouterr().err
-    assert export_web_main(["--checkpoint", str(gpt_run[0]), "--out",
+    assert scratchformer_main(["export-web", "--checkpoint", str(gpt_run[0]), "--out",
                             str(tmp_path / "a_file" / "below")]) == 1
     assert "cannot create the folder" in capsys.readouterr().err
-    assert export_web_main(["--checkpoint", str(gpt_run[0] / "best.pt"), "--out",
+    assert scratchformer_main(["export-web", "--checkpoint", str(gpt_run[0] / "best.pt"), "--out",
                             str(tmp_path / "out"), "--tokenizer",
                             str(tmp_path / "none.json")]) == 1
     assert "no tokenizer at" in capsys.readouterr().err
