@@ -18,20 +18,11 @@ import pytest
 import yaml
 
 from conftest import ROOT, book_environment
+from test_export import FRONT as CHAPTER_FRONT
 
 pytestmark = pytest.mark.book
 
-FRONT = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-"""
+FRONT = CHAPTER_FRONT.format(extra="")  # a chapter's front matter, exporting nothing
 
 
 def page(title: str, code: str) -> str:

@@ -468,27 +468,35 @@ def chapter_docs(chapter: str, doc: object, module: str | None, blocks: list[Blo
     return docs
 
 
-def chapters_outside_toc(root: Path, listed: list[str]) -> list[tuple[str, int]]:
-    """Markdown files beside the toc's chapters that have cells tagged for export: (path, line)."""
+def unlisted_markdown(root: Path, listed: list[str]) -> list[Path]:
+    """Markdown files in the folders of the toc's chapters that the toc does not list
+    (hidden folders, `_build` and `node_modules` left out)."""
     listed_set = set(listed)
-    folders = sorted({(root / chapter).parent for chapter in listed})
     found = []
-    for folder in folders:
+    for folder in sorted({(root / chapter).parent for chapter in listed}):
         candidates = folder.glob("*.md") if folder == root else folder.rglob("*.md")
         for path in sorted(candidates):
             rel = path.relative_to(root).as_posix()
             parts = path.relative_to(root).parts
             if rel in listed_set or any(p.startswith((".", "_")) or p == "node_modules" for p in parts[:-1]):
                 continue
-            text = path.read_text(encoding="utf-8", errors="replace")
-            if not EXPORT_TAG.search(text):  # a cheap test first; jupytext decides
-                continue
-            fences = cell_fence_lines(text)
-            cells = [c for c in jupytext.reads(text, fmt="md:myst").cells if c.cell_type == "code"]
-            for cell, line in zip(cells, fences):
-                if any(tag == "export" or tag.startswith("export:") for tag in cell.metadata.get("tags", [])):
-                    found.append((rel, line))
-                    break
+            found.append(path)
+    return found
+
+
+def chapters_outside_toc(root: Path, listed: list[str]) -> list[tuple[str, int]]:
+    """Markdown files beside the toc's chapters that have cells tagged for export: (path, line)."""
+    found = []
+    for path in unlisted_markdown(root, listed):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if not EXPORT_TAG.search(text):  # a cheap test first; jupytext decides
+            continue
+        fences = cell_fence_lines(text)
+        cells = [c for c in jupytext.reads(text, fmt="md:myst").cells if c.cell_type == "code"]
+        for cell, line in zip(cells, fences):
+            if any(tag == "export" or tag.startswith("export:") for tag in cell.metadata.get("tags", [])):
+                found.append((path.relative_to(root).as_posix(), line))
+                break
     return found
 
 
@@ -877,22 +885,16 @@ def stray_pages(root: Path, listed: list[str]) -> list[str]:
     neither published nor exported: say so rather than ignore it.
     """
     patterns = excluded_patterns(root)
-    listed_set = set(listed)
     problems = []
-    for folder in sorted({(root / chapter).parent for chapter in listed}):
-        candidates = folder.glob("*.md") if folder == root else folder.rglob("*.md")
-        for path in sorted(candidates):
-            rel = path.relative_to(root).as_posix()
-            parts = path.relative_to(root).parts
-            if rel in listed_set or any(p.startswith((".", "_")) or p == "node_modules" for p in parts[:-1]):
-                continue
-            if is_excluded(rel, patterns):
-                continue
-            problems.append(
-                f"{rel}: a Markdown file beside the chapters that _toc.yml does not list, so the book "
-                "neither shows nor exports it: add it to _toc.yml, add it to `exclude_patterns` in "
-                "_config.yml (notes that are not pages), or move it out of the book's folders"
-            )
+    for path in unlisted_markdown(root, listed):
+        rel = path.relative_to(root).as_posix()
+        if is_excluded(rel, patterns):
+            continue
+        problems.append(
+            f"{rel}: a Markdown file beside the chapters that _toc.yml does not list, so the book "
+            "neither shows nor exports it: add it to _toc.yml, add it to `exclude_patterns` in "
+            "_config.yml (notes that are not pages), or move it out of the book's folders"
+        )
     return problems
 
 
