@@ -163,10 +163,10 @@ def visit(browser: Any, site: str) -> Any:
                 "math_nodes": browser.execute_script("return document.querySelectorAll('.math').length"),
                 "mjx": browser.execute_script("return document.querySelectorAll('mjx-container').length"),
                 "text": browser.execute_script("return document.body.innerText"),
-                # the prose alone: code may hold backslashes that are not TeX
+                # the prose alone: code and signatures may hold backslashes that are not TeX
                 "prose": browser.execute_script(
                     "const body = document.body.cloneNode(true);"
-                    "body.querySelectorAll('pre, code, script, style').forEach((e) => e.remove());"
+                    "body.querySelectorAll('pre, code, dt, script, style').forEach((e) => e.remove());"
                     "return body.textContent"),
                 "images": images,
                 "resources": browser.execute_script(
