@@ -127,3 +127,20 @@ def toy_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         for text in unlabeled:
             handle.write(json.dumps({"text": text}) + "\n")
     return folder
+
+
+def run_under_torchrun(tmp_path: Path, arguments: list[str]) -> subprocess.CompletedProcess:
+    """`scratchformer ARGUMENTS` as two CPU processes under torchrun, on a free local
+    port, one thread each; the finished process (its output captured)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    runner = tmp_path / "run_cli.py"
+    runner.write_text("import sys\nfrom scratchformer.cli import main\nsys.exit(main())\n")
+    env = {**os.environ, "GLOO_SOCKET_IFNAME": "lo", "OMP_NUM_THREADS": "1"}
+    command = [sys.executable, "-m", "torch.distributed.run", "--nnodes=1",
+               "--nproc_per_node=2", "--master_addr=127.0.0.1", f"--master_port={port}",
+               str(runner), *arguments]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)

@@ -7,21 +7,18 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import random
-import socket
 import subprocess
 import sys
 import types
 from pathlib import Path
 
-import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scratchformer import framing, imdb, presets, runs, train
+from scratchformer import framing, presets, runs, train
 from scratchformer.attention import padding_mask
 from scratchformer.bert import BertConfig, BertForSequenceClassification
 from scratchformer.cli import main
@@ -46,6 +43,8 @@ from scratchformer.train import (
     read_checkpoint,
     save_checkpoint,
 )
+
+from conftest import run_under_torchrun
 
 POSITIVE = ["great", "wonderful", "loved", "superb", "brilliant"]
 NEGATIVE = ["awful", "boring", "hated", "terrible", "dreadful"]
@@ -518,22 +517,11 @@ def test_console_script_is_installed(tmp_path: Path) -> None:
     assert result.returncode == 0 and "train-imdb" in result.stdout and "classify" in result.stdout
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def test_two_process_ddp_run_on_cpu(tmp_path: Path, toy_dir: Path) -> None:
-    runner = tmp_path / "run_cli.py"
-    runner.write_text("import sys\nfrom scratchformer.cli import main\nsys.exit(main())\n")
     out = tmp_path / "ddp"
-    env = {**os.environ, "GLOO_SOCKET_IFNAME": "lo", "OMP_NUM_THREADS": "1"}
-    command = [sys.executable, "-m", "torch.distributed.run", "--nnodes=1", "--nproc_per_node=2",
-               "--master_addr=127.0.0.1", f"--master_port={free_port()}", str(runner),
-               "train-imdb", "--data", str(toy_dir), "--out", str(out), "--config", "tiny", "--device", "cpu",
-               "--cache", str(tmp_path / "cache"), "--threads", "1", "--no-progress"]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
+    result = run_under_torchrun(tmp_path, [
+        "train-imdb", "--data", str(toy_dir), "--out", str(out), "--config", "tiny",
+        "--device", "cpu", "--cache", str(tmp_path / "cache"), "--threads", "1", "--no-progress"])
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     results = json.loads((out / "results.json").read_text())
     assert results["world_size"] == 2

@@ -3,14 +3,8 @@ training loop and the `train-gpt` / `generate` commands."""
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
-import os
-import random
-import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -34,7 +28,7 @@ from scratchformer.gpt2_files import END_OF_TEXT
 from scratchformer.checkpoint import read_checkpoint
 from scratchformer.cli import main
 
-from conftest import toy_texts
+from conftest import run_under_torchrun, toy_texts
 
 def tiny_model(device: torch.device | str = "cpu", **changes: object) -> GPTModel:
     settings = {"vocab_size": 40, "context_length": 24, "d_model": 16, "num_layers": 2,
@@ -509,21 +503,10 @@ def test_a_folder_holds_one_run(tmp_path: Path, toy_dir: Path, capsys: pytest.Ca
     assert "not allowed with argument" in capsys.readouterr().err
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def test_two_process_ddp_run_on_cpu(tmp_path: Path, toy_dir: Path) -> None:
-    runner = tmp_path / "run_cli.py"
-    runner.write_text("import sys\nfrom scratchformer.cli import main\nsys.exit(main())\n")
     out = tmp_path / "ddp"
-    env = {**os.environ, "GLOO_SOCKET_IFNAME": "lo", "OMP_NUM_THREADS": "1"}
-    command = [sys.executable, "-m", "torch.distributed.run", "--nnodes=1", "--nproc_per_node=2",
-               "--master_addr=127.0.0.1", f"--master_port={free_port()}", str(runner),
-               *tiny_run_arguments(toy_dir, out, tmp_path / "cache")]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
+    result = run_under_torchrun(
+        tmp_path, tiny_run_arguments(toy_dir, out, tmp_path / "cache"))
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     results = json.loads((out / "results.json").read_text())
     assert results["world_size"] == 2

@@ -4,9 +4,6 @@ the classifier, and the `pretrain` / `train-imdb --init` commands."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +18,7 @@ from scratchformer.pretrain import (IGNORED, BertForMaskedLM, ElectraPretrainer,
 from scratchformer.pretrain_loop import (PretrainConfig, encode_labelled, generator_config_of,
                                          load_pretrained_encoder, read_pretraining, save_pretraining)
 
-from conftest import toy_texts
+from conftest import run_under_torchrun, toy_texts
 
 VOCAB, MASK = 1000, 999
 SPECIAL = SpecialIds(pad=996, cls=997, sep=998)
@@ -193,23 +190,9 @@ def test_pretrain_then_fine_tune_commands(tmp_path: Path, toy_dir: Path, objecti
     assert tuned_results["test"]["examples"] == 40
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def test_two_process_ddp_pretraining_on_cpu(tmp_path: Path, toy_dir: Path) -> None:
-    runner = tmp_path / "run_cli.py"
-    runner.write_text("import sys\nfrom scratchformer.cli import main\nsys.exit(main())\n")
     out = tmp_path / "ddp"
-    env = {**os.environ, "GLOO_SOCKET_IFNAME": "lo", "OMP_NUM_THREADS": "1"}
-    command = [sys.executable, "-m", "torch.distributed.run", "--nnodes=1", "--nproc_per_node=2",
-               "--master_addr=127.0.0.1", f"--master_port={free_port()}", str(runner),
-               *pretrain_arguments(toy_dir, out)]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
+    result = run_under_torchrun(tmp_path, pretrain_arguments(toy_dir, out))
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     results = json.loads((out / "results.json").read_text())
     assert results["world_size"] == 2
