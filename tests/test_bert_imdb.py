@@ -32,7 +32,8 @@ from scratchformer.framing import (
     encode_review,
     frame_tokens,
 )
-from scratchformer.imdb import ReviewSplit, encode_reviews, load_imdb, review_tokens
+from scratchformer.imdb import ReviewSplit, load_imdb
+from scratchformer.review_cache import encode_reviews, review_tokens
 from scratchformer.train import (
     ReviewLoader,
     TrainConfig,

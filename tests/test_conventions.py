@@ -538,3 +538,46 @@ def test_prose_that_says_nothing_was_added_must_match_the_list(tmp_path: Path) -
                         "to the package\", but the chapter exports names (the generated list above it "
                         "shows them)"], problems
     assert additions_prose(ROOT) == [], "chapter 5 exports nothing and may say so"
+
+
+def package_imports() -> dict[str, set[str]]:
+    """Each module of the package -> the package modules it imports, at any depth of its
+    code (a function's deferred import counts as much as one at the top)."""
+    package = ROOT / "src" / "scratchformer"
+    graph: dict[str, set[str]] = {}
+    for path in package.glob("*.py"):
+        name = f"scratchformer.{path.stem}"
+        graph[name] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                targets = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            else:
+                continue
+            graph[name] |= {t for t in targets if (package / f"{t[14:]}.py").exists()
+                            and t.startswith("scratchformer.")}
+    return graph
+
+
+def test_no_module_is_over_400_lines_and_no_modules_import_each_other_in_a_circle() -> None:
+    long = {p.name: n for p in (ROOT / "src" / "scratchformer").glob("*.py")
+            if (n := len(p.read_text().splitlines())) > 400}
+    assert not long, f"split these at their seams: {long}"
+    # `_compat` imports a moved name's new module only when the name is asked for.
+    graph = {m: targets - {"scratchformer._compat"}
+             for m, targets in package_imports().items() if m != "scratchformer._compat"}
+    assert "scratchformer.gpt_cli" in graph["scratchformer.cli"], "the walk sees imports"
+
+    def circle_from(start: str, path: list[str]) -> list[str] | None:
+        for following in sorted(graph[path[-1]]):
+            if following == start:
+                return [*path, start]
+            if following not in path:
+                found = circle_from(start, [*path, following])
+                if found:
+                    return found
+        return None
+
+    circles = [c for m in sorted(graph) if (c := circle_from(m, [m]))]
+    assert not circles, "modules that import each other: " + " -> ".join(circles[0])

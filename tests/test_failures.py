@@ -22,7 +22,8 @@ import torch
 from scratchformer import files, framing, imdb, train
 from scratchformer.bert import BertForSequenceClassification
 from scratchformer.framing import encode_review
-from scratchformer.imdb import ReviewSplit, encode_reviews, load_imdb, review_tokens
+from scratchformer.imdb import ReviewSplit, load_imdb
+from scratchformer.review_cache import encode_reviews, review_tokens
 from scratchformer.tokenizer import BPETokenizer
 from test_bert_imdb import tiny_config, toy_loaders, toy_reviews, write_jsonl
 

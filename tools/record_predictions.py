@@ -24,7 +24,8 @@ from scratchformer.checkpoint import load_checkpoint, read_checkpoint
 from scratchformer.evaluation import token_contributions
 from scratchformer.files import write_atomically
 from scratchformer.framing import CLS_ID, PAD_ID, SEP_ID, encode_review, review_encoding
-from scratchformer.imdb import LABEL_NAMES, encode_reviews, load_imdb
+from scratchformer.imdb import LABEL_NAMES, load_imdb
+from scratchformer.review_cache import encode_reviews
 from scratchformer.runs import command_record, file_sha256
 
 REVIEWS = [

@@ -23,9 +23,12 @@ MOVED: dict[str, dict[str, str]] = {
     },
     "scratchformer.imdb": {
         **dict.fromkeys(["GPT2_VOCAB_SIZE", "PAD_ID", "CLS_ID", "SEP_ID", "VOCAB_SIZE", "TRUNCATIONS",
-                         "clean_review", "encode_review", "review_encoding", "careful_encoding"],
+                         "clean_review", "encode_review", "review_encoding", "careful_encoding",
+                         "LINE_BREAK", "frame_tokens", "review_token_lists"],
                         "scratchformer.framing"),
         **dict.fromkeys(["attention_mask", "LONG_WHITESPACE"], "scratchformer._compat"),
+        **dict.fromkeys(["CACHE_ENV", "tokenizer_fingerprint", "default_cache_dir", "review_tokens",
+                         "encode_reviews"], "scratchformer.review_cache"),
     },
     "scratchformer.train": {
         **dict.fromkeys(["CHECKPOINT_FORMAT", "check_finite_weights", "check_checkpoint"],

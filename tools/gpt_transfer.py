@@ -1,0 +1,187 @@
+"""Chapter 13's causal route: fine-tune chapter 12's GPT (pretrained, or the same model
+from scratch) as an IMDB classifier, and record the comparison for the page.
+
+    python tools/gpt_transfer.py run --gpt runs/gpt_s0 --labels 1000 --seed 0 \
+        --out runs/transfer/pretrained_1000_s0.json [--scratch] [--lr 0.001] ...
+    python tools/gpt_transfer.py record --runs runs/transfer --gpt runs/gpt_s0 runs/gpt_s1 \
+        --record book/results/transfer_cpu.json
+
+The validation slice is the same 2,500 training reviews for every run (a fixed shuffle);
+`--labels N` fine-tunes on N reviews of the other 22,500 (the same N for the same seed, so
+a pretrained run and a from-scratch run of one seed see the same reviews in the same
+order). The test split is read once per run, after the best validation weights are chosen.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from scratchformer.files import write_atomically
+from scratchformer.gpt import GPTConfig
+from scratchformer.gpt_train import read_gpt_checkpoint
+from scratchformer.hardware import hardware_info, one_minute_load, timing_load
+from scratchformer.imdb import load_imdb
+from scratchformer.runs import command_record, file_sha256
+from scratchformer.tokenizer import BPETokenizer
+from scratchformer.transfer import (GPTClassifier, classification_accuracy,
+                                    encode_for_gpt, fine_tune)
+
+VALIDATION_REVIEWS = 2_500
+
+
+def encoded(tokenizer_file: Path, texts: list[str], cache: Path) -> tuple:
+    """`encode_for_gpt` of the texts, kept in `cache` under the tokenizer's and texts'
+    sha256."""
+    digest = hashlib.sha256(tokenizer_file.read_bytes())
+    for text in texts:
+        digest.update(text.encode() + b"\0")
+    path = cache / f"gpt-classifier-{digest.hexdigest()[:24]}.npz"
+    if not path.exists():
+        ids, lengths = encode_for_gpt(BPETokenizer.load(tokenizer_file), texts)
+        cache.mkdir(parents=True, exist_ok=True)
+        write_atomically(path, lambda handle: np.savez(handle, ids=ids.numpy(),
+                                                       lengths=lengths.numpy()))
+    arrays = np.load(path)
+    return torch.from_numpy(arrays["ids"]), torch.from_numpy(arrays["lengths"])
+
+
+def run(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
+    load_start = one_minute_load()
+    torch.set_num_threads(args.threads)
+    gpt_run = Path(args.gpt)
+    tokenizer_file = gpt_run / "tokenizer.json"
+    data = load_imdb(args.data)
+    ids, lengths = encoded(tokenizer_file, data["train"].texts, args.cache)
+    labels = torch.tensor(data["train"].labels)
+    order = torch.randperm(len(labels), generator=torch.Generator().manual_seed(0))
+    val, pool = order[:VALIDATION_REVIEWS], order[VALIDATION_REVIEWS:]
+    shuffled = pool[torch.randperm(len(pool),
+                                   generator=torch.Generator().manual_seed(1000 + args.seed))]
+    fit = shuffled[: args.labels] if args.labels else shuffled
+    payload = read_gpt_checkpoint(gpt_run / "best.pt")
+    torch.manual_seed(args.seed)
+    model = GPTClassifier(GPTConfig(**payload["config"]))
+    if not args.scratch:
+        model.gpt.load_state_dict(payload["model"])
+    prepared = time.perf_counter()
+    history = fine_tune(model, ids, lengths, labels, fit, val, lr=args.lr,
+                        epochs=args.epochs, evals_per_epoch=args.evals_per_epoch,
+                        patience=args.patience, max_seconds=args.max_seconds,
+                        seed=args.seed)
+    trained = time.perf_counter()
+    test_accuracy = None  # a run that only chooses settings never reads the test split
+    if not args.no_test:
+        test_ids, test_lengths = encoded(tokenizer_file, data["test"].texts, args.cache)
+        test_labels = torch.tensor(data["test"].labels)
+        test_accuracy = classification_accuracy(model, test_ids, test_lengths, test_labels)
+    best = max(history, key=lambda r: r["val_accuracy"])
+    record = {
+        **command_record(["python", "tools/gpt_transfer.py", *sys.argv[1:]]),
+        "init": "scratch" if args.scratch else "pretrained", "labels": len(fit),
+        "seed": args.seed, "lr": args.lr, "epochs": args.epochs,
+        "gpt": {"checkpoint_sha256": file_sha256(gpt_run / "best.pt"),
+                "tokenizer_sha256": file_sha256(tokenizer_file),
+                "step": payload["training"]["step"]},
+        "history": history, "best_step": best["step"],
+        "validation_accuracy": best["val_accuracy"], "test_accuracy": test_accuracy,
+        "train_seconds": history[-1]["seconds"],
+        "seconds": {"prepare": prepared - started, "fine_tune": trained - prepared,
+                    "total": time.perf_counter() - started},
+        "hardware": hardware_info(torch.device("cpu")),
+        "load": timing_load(load_start, one_minute_load(), own=(0, args.threads)),
+    }
+    text = json.dumps(record, indent=1) + "\n"
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    write_atomically(Path(args.out), lambda handle: handle.write(text.encode()))
+    tested = "" if test_accuracy is None else f", test {test_accuracy:.2%}"
+    print(f"{args.out}: validation {best['val_accuracy']:.2%}{tested}, "
+          f"{record['train_seconds'] / 60:.1f} min of training")
+    return 0
+
+
+def paired(a: list[dict], b: list[dict]) -> dict:
+    """Mean and standard error of the seed-by-seed difference a - b of test accuracy, in
+    points, over the seeds both hold."""
+    by_seed = {r["seed"]: r for r in b}
+    differences = [100 * (r["test_accuracy"] - by_seed[r["seed"]]["test_accuracy"])
+                   for r in a if r["seed"] in by_seed]
+    se = statistics.stdev(differences) / len(differences) ** 0.5
+    return {"mean": statistics.fmean(differences), "se": se, "seeds": len(differences)}
+
+
+def record(args: argparse.Namespace) -> int:
+    pretraining = {}
+    for folder in args.gpt:
+        results = json.loads((Path(folder) / "results.json").read_text())
+        pretraining[Path(folder).name] = {key: results[key] for key in (
+            "command", "command_as_run", "model_config", "train_config", "parameters",
+            "data", "tokenizer", "hardware", "load_average", "seconds", "heldout")}
+        pretraining[Path(folder).name]["history"] = [
+            {k: v for k, v in r.items() if k != "step_losses"} for r in results["history"]]
+    runs = [json.loads(p.read_text()) for p in sorted(Path(args.runs).glob("*.json"))]
+    arms: dict[str, list[dict]] = {}
+    for r in runs:
+        arms.setdefault(f"{r['init']}_{r['labels']}", []).append(r)
+    pretrain_seconds = statistics.fmean(p["seconds"]["train"] for p in pretraining.values())
+    comparisons = {}
+    for labels in sorted({r["labels"] for r in runs}):
+        pretrained, scratch = arms.get(f"pretrained_{labels}"), arms.get(f"scratch_{labels}")
+        if not (pretrained and scratch):
+            continue
+        gain = paired(pretrained, scratch)
+        comparisons[str(labels)] = {
+            "equal_compute_gain_points": gain["mean"], "equal_compute_gain_se": gain["se"],
+            "seeds": gain["seeds"],
+            "pretrained_total_seconds": pretrain_seconds + statistics.fmean(
+                r["train_seconds"] for r in pretrained),
+            "scratch_total_seconds": statistics.fmean(r["train_seconds"] for r in scratch),
+        }
+    out = {"command": f"python tools/gpt_transfer.py record --runs {args.runs} --gpt "
+                      + " ".join(args.gpt) + f" --record {args.record}",
+           "pretraining": pretraining, "pretraining_train_seconds": pretrain_seconds,
+           "fine_tuning": runs, "comparisons": comparisons}
+    text = json.dumps(out, indent=1) + "\n"
+    write_atomically(Path(args.record), lambda handle: handle.write(text.encode()))
+    print(json.dumps(comparisons, indent=1))
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    one = commands.add_parser("run", help="fine-tune once and write a results file")
+    one.add_argument("--gpt", required=True, help="a train-gpt run folder")
+    one.add_argument("--scratch", action="store_true",
+                     help="the same model with fresh weights (the GPT's tokenizer still)")
+    one.add_argument("--labels", type=int, default=0, help="labelled reviews (0: all)")
+    one.add_argument("--seed", type=int, default=0)
+    one.add_argument("--lr", type=float, default=1e-3)
+    one.add_argument("--epochs", type=int, default=1)
+    one.add_argument("--evals-per-epoch", type=int, default=1)
+    one.add_argument("--patience", type=int, default=0)
+    one.add_argument("--max-seconds", type=float, default=float("inf"))
+    one.add_argument("--no-test", action="store_true",
+                     help="choosing settings: validation only, the test split unread")
+    one.add_argument("--threads", type=int, default=1)
+    one.add_argument("--data", default=os.environ.get("IMDB_DIR"))
+    one.add_argument("--cache", type=Path, default=Path("runs/cache"))
+    one.add_argument("--out", required=True)
+    many = commands.add_parser("record", help="gather the runs into one results file")
+    many.add_argument("--runs", required=True)
+    many.add_argument("--gpt", nargs="+", required=True)
+    many.add_argument("--record", required=True)
+    args = parser.parse_args()
+    return run(args) if args.command == "run" else record(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
