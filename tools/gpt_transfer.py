@@ -34,18 +34,15 @@ from scratchformer.tokenizer import BPETokenizer
 from scratchformer.transfer import (GPTClassifier, classification_accuracy,
                                     encode_for_gpt, fine_tune)
 
-VALIDATION_REVIEWS = 2_500
-
-
-def encoded(tokenizer_file: Path, texts: list[str], cache: Path) -> tuple:
+def encoded(tokenizer_file: Path, texts: list[str], max_len: int, cache: Path) -> tuple:
     """`encode_for_gpt` of the texts, kept in `cache` under the tokenizer's and texts'
-    sha256."""
-    digest = hashlib.sha256(tokenizer_file.read_bytes())
+    sha256 and `max_len`."""
+    digest = hashlib.sha256(tokenizer_file.read_bytes() + f"{max_len}".encode())
     for text in texts:
         digest.update(text.encode() + b"\0")
     path = cache / f"gpt-classifier-{digest.hexdigest()[:24]}.npz"
     if not path.exists():
-        ids, lengths = encode_for_gpt(BPETokenizer.load(tokenizer_file), texts)
+        ids, lengths = encode_for_gpt(BPETokenizer.load(tokenizer_file), texts, max_len)
         cache.mkdir(parents=True, exist_ok=True)
         write_atomically(path, lambda handle: np.savez(handle, ids=ids.numpy(),
                                                        lengths=lengths.numpy()))
@@ -59,17 +56,19 @@ def run(args: argparse.Namespace) -> int:
     torch.set_num_threads(args.threads)
     gpt_run = Path(args.gpt)
     tokenizer_file = gpt_run / "tokenizer.json"
+    payload = read_gpt_checkpoint(gpt_run / "best.pt")
+    config = GPTConfig(**payload["config"])
+    max_len = min(args.max_len, config.context_length)
     data = load_imdb(args.data)
-    ids, lengths = encoded(tokenizer_file, data["train"].texts, args.cache)
+    ids, lengths = encoded(tokenizer_file, data["train"].texts, max_len, args.cache)
     labels = torch.tensor(data["train"].labels)
     order = torch.randperm(len(labels), generator=torch.Generator().manual_seed(0))
-    val, pool = order[:VALIDATION_REVIEWS], order[VALIDATION_REVIEWS:]
+    val, pool = order[: args.val_reviews], order[args.val_reviews :]
     shuffled = pool[torch.randperm(len(pool),
                                    generator=torch.Generator().manual_seed(1000 + args.seed))]
     fit = shuffled[: args.labels] if args.labels else shuffled
-    payload = read_gpt_checkpoint(gpt_run / "best.pt")
     torch.manual_seed(args.seed)
-    model = GPTClassifier(GPTConfig(**payload["config"]))
+    model = GPTClassifier(config)
     if not args.scratch:
         model.gpt.load_state_dict(payload["model"])
     prepared = time.perf_counter()
@@ -80,14 +79,15 @@ def run(args: argparse.Namespace) -> int:
     trained = time.perf_counter()
     test_accuracy = None  # a run that only chooses settings never reads the test split
     if not args.no_test:
-        test_ids, test_lengths = encoded(tokenizer_file, data["test"].texts, args.cache)
+        test_ids, test_lengths = encoded(tokenizer_file, data["test"].texts, max_len,
+                                             args.cache)
         test_labels = torch.tensor(data["test"].labels)
         test_accuracy = classification_accuracy(model, test_ids, test_lengths, test_labels)
     best = max(history, key=lambda r: r["val_accuracy"])
     record = {
         **command_record(["python", "tools/gpt_transfer.py", *sys.argv[1:]]),
         "init": "scratch" if args.scratch else "pretrained", "labels": len(fit),
-        "seed": args.seed, "lr": args.lr, "epochs": args.epochs,
+        "seed": args.seed, "lr": args.lr, "epochs": args.epochs, "max_len": max_len,
         "gpt": {"checkpoint_sha256": file_sha256(gpt_run / "best.pt"),
                 "tokenizer_sha256": file_sha256(tokenizer_file),
                 "step": payload["training"]["step"]},
@@ -165,6 +165,11 @@ def main() -> int:
     one.add_argument("--labels", type=int, default=0, help="labelled reviews (0: all)")
     one.add_argument("--seed", type=int, default=0)
     one.add_argument("--lr", type=float, default=1e-3)
+    one.add_argument("--val-reviews", type=int, default=2_500,
+                     help="training reviews held out to validate on (the first of a fixed "
+                          "shuffle)")
+    one.add_argument("--max-len", type=int, default=256,
+                     help="ids per review, at most the GPT's context (default: 256)")
     one.add_argument("--epochs", type=int, default=1)
     one.add_argument("--evals-per-epoch", type=int, default=1)
     one.add_argument("--patience", type=int, default=0)
