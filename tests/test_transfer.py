@@ -111,7 +111,8 @@ def test_the_recorded_comparison_runs_end_to_end(tmp_path, toy_dir) -> None:
                             "--out", str(out)], check=True, capture_output=True)
     record = tmp_path / "transfer.json"
     subprocess.run([*tool, "record", "--runs", str(tmp_path / "runs"), "--gpt", str(gpt),
-                    "--record", str(record)], check=True, capture_output=True)
+                    "--record", str(record), "--data", str(toy_dir)], check=True,
+                   capture_output=True)
     recorded = json.loads(record.read_text())
     runs = recorded["fine_tuning"]
     assert len(runs) == 4 and {r["labels"] for r in runs} == {40}
@@ -121,3 +122,5 @@ def test_the_recorded_comparison_runs_end_to_end(tmp_path, toy_dir) -> None:
     assert abs(gain["equal_compute_gain_points"] - sum(differences) / 2) < 1e-9
     assert abs(gain["equal_compute_gain_se"] - abs(differences[0] - differences[1]) / 2) < 1e-9
     assert all(r["command"].startswith("python tools/gpt_transfer.py run") for r in runs)
+    by_position = recorded["pretraining"]["gpt"]["loss_by_position"]
+    assert list(by_position) == ["1-1", "2-4", "5-16", "17-32"][: len(by_position)]

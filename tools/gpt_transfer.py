@@ -23,10 +23,14 @@ from pathlib import Path
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 from scratchformer.files import write_atomically
 from scratchformer.gpt import GPTConfig
-from scratchformer.gpt_train import read_gpt_checkpoint
+from scratchformer.framing import clean_review
+from scratchformer.gpt2_files import END_OF_TEXT
+from scratchformer.gpt_data import special_ids
+from scratchformer.gpt_train import load_gpt, read_gpt_checkpoint
 from scratchformer.hardware import hardware_info, one_minute_load, timing_load
 from scratchformer.imdb import load_imdb
 from scratchformer.runs import command_record, file_sha256
@@ -108,6 +112,27 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+POSITION_BUCKETS = ((0, 1), (1, 4), (4, 16), (16, 64), (64, 256), (256, 512))
+
+
+@torch.no_grad()
+def loss_by_position(gpt_run: Path, texts: list[str]) -> dict[str, float]:
+    """The GPT's next-token loss (nats) on held-out text, by position in its window: if it
+    reads only the previous token, the loss is flat after position 1."""
+    model = load_gpt(gpt_run)
+    tokenizer = BPETokenizer.load(gpt_run / "tokenizer.json")
+    end = special_ids(tokenizer)[END_OF_TEXT]
+    stream = torch.tensor([i for text in texts
+                           for i in [end, *tokenizer.encode(clean_review(text))]])
+    width = model.config.context_length
+    windows = stream[: len(stream) // (width + 1) * (width + 1)].view(-1, width + 1)
+    losses = torch.cat([F.cross_entropy(model(w[:, :-1]).flatten(0, 1), w[:, 1:].flatten(),
+                                        reduction="none").view(len(w), width)
+                        for w in windows.split(8)]).mean(0)  # (T,)
+    return {f"{first + 1}-{last}": float(losses[first:last].mean())
+            for first, last in POSITION_BUCKETS if last <= width}
+
+
 def paired(a: list[dict], b: list[dict]) -> dict:
     """Mean and standard error of the seed-by-seed difference a - b of test accuracy, in
     points, over the seeds both hold."""
@@ -127,6 +152,10 @@ def record(args: argparse.Namespace) -> int:
             "data", "tokenizer", "hardware", "load_average", "seconds", "heldout")}
         pretraining[Path(folder).name]["history"] = [
             {k: v for k, v in r.items() if k != "step_losses"} for r in results["history"]]
+    heldout = load_imdb(args.data)["test"].texts[: args.position_reviews]
+    for folder in args.gpt:
+        pretraining[Path(folder).name]["loss_by_position"] = loss_by_position(
+            Path(folder), heldout)
     runs = [json.loads(p.read_text()) for p in sorted(Path(args.runs).glob("*.json"))]
     arms: dict[str, list[dict]] = {}
     for r in runs:
@@ -184,6 +213,9 @@ def main() -> int:
     many.add_argument("--runs", required=True)
     many.add_argument("--gpt", nargs="+", required=True)
     many.add_argument("--record", required=True)
+    many.add_argument("--data", default=os.environ.get("IMDB_DIR"))
+    many.add_argument("--position-reviews", type=int, default=300,
+                      help="test reviews the loss by position is measured on")
     args = parser.parse_args()
     return run(args) if args.command == "run" else record(args)
 
