@@ -75,6 +75,8 @@ def run(args: argparse.Namespace) -> int:
     model = GPTClassifier(config)
     if not args.scratch:
         model.gpt.load_state_dict(payload["model"])
+    device = torch.device(args.device)
+    model, ids, lengths, labels = (t.to(device) for t in (model, ids, lengths, labels))
     prepared = time.perf_counter()
     history = fine_tune(model, ids, lengths, labels, fit, val, lr=args.lr,
                         epochs=args.epochs, evals_per_epoch=args.evals_per_epoch,
@@ -86,7 +88,9 @@ def run(args: argparse.Namespace) -> int:
         test_ids, test_lengths = encoded(tokenizer_file, data["test"].texts, max_len,
                                              args.cache)
         test_labels = torch.tensor(data["test"].labels)
-        test_accuracy = classification_accuracy(model, test_ids, test_lengths, test_labels)
+        test_accuracy = classification_accuracy(model, test_ids.to(device),
+                                                test_lengths.to(device),
+                                                test_labels.to(device))
     best = max(history, key=lambda r: r["val_accuracy"])
     record = {
         **command_record(["python", "tools/gpt_transfer.py", *sys.argv[1:]]),
@@ -100,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
         "train_seconds": history[-1]["seconds"],
         "seconds": {"prepare": prepared - started, "fine_tune": trained - prepared,
                     "total": time.perf_counter() - started},
-        "hardware": hardware_info(torch.device("cpu")),
+        "hardware": hardware_info(device),
         "load": timing_load(load_start, one_minute_load(), own=(0, args.threads)),
     }
     text = json.dumps(record, indent=1) + "\n"
@@ -206,6 +210,7 @@ def main() -> int:
     one.add_argument("--no-test", action="store_true",
                      help="choosing settings: validation only, the test split unread")
     one.add_argument("--threads", type=int, default=1)
+    one.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
     one.add_argument("--data", default=os.environ.get("IMDB_DIR"))
     one.add_argument("--cache", type=Path, default=Path("runs/cache"))
     one.add_argument("--out", required=True)

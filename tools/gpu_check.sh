@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # One command for a machine with an NVIDIA GPU: the CUDA-parametrized tests, the attention
-# benchmark in bf16 at T = 256 and 1024, the gpu preset on a slice of IMDB, and chapter 13's
-# gpu pretraining preset for PRETRAIN_STEPS steps, then fine-tuned once. Everything it
+# benchmark in bf16 at T = 256 and 1024, the gpu preset on a slice of IMDB, chapter 13's
+# gpu pretraining preset for PRETRAIN_STEPS steps, then fine-tuned once, and chapter 13's
+# causal route: the gpu GPT preset for GPT_STEPS steps, fine-tuned pretrained and from
+# scratch (sizes not yet measured on a GPU: set the two step counts to fit the time). Everything it
 # prints also goes to $OUT (default _build/gpu-check). Without CUDA it says so and exits 0.
 #
 #   OUT=/tmp/gpu IMDB_DIR=/path/to/imdb bash tools/gpu_check.sh   # or: make gpu-check
@@ -58,6 +60,17 @@ if [ -n "${IMDB_DIR:-}" ]; then
     cp "$OUT/pretrain_gpu/results.json" "$OUT/pretrain_gpu_results.json" 2>/dev/null
     cp "$OUT/pretrain_gpu_tuned/results.json" "$OUT/pretrain_gpu_tuned_results.json" 2>/dev/null
     rm -rf "$OUT/pretrain_gpu" "$OUT/pretrain_gpu_tuned"
+    echo "== causal route: train-gpt gpu preset --no-labels, ${GPT_STEPS:=3000} steps, fine-tuned on all labels, pretrained and from scratch" | tee -a "$OUT/summary.txt"
+    "$PYTHON" -c "import sys; from scratchformer.cli import main; sys.exit(main(sys.argv[1:]))" \
+        train-gpt --data "$IMDB_DIR" --out "$OUT/gpt_gpu" --config gpu --no-labels \
+        --set "steps=$GPT_STEPS" --cache "$OUT/cache" --no-progress 2>&1 | tee -a "$OUT/summary.txt" || status=1
+    for start in pretrained scratch; do
+        "$PYTHON" tools/gpt_transfer.py run --gpt "$OUT/gpt_gpu" --device cuda --labels 0 \
+            $([ $start = scratch ] && echo --scratch) --epochs 3 --evals-per-epoch 4 --patience 4 \
+            --cache "$OUT/cache" --out "$OUT/transfer/${start}_all_s0.json" 2>&1 | tee -a "$OUT/summary.txt" || status=1
+    done
+    cp "$OUT/gpt_gpu/results.json" "$OUT/gpt_gpu_results.json" 2>/dev/null
+    rm -rf "$OUT/gpt_gpu" "$OUT/cache"
 else
     echo "== gpu preset: skipped (set IMDB_DIR to a copy of IMDB)" | tee -a "$OUT/summary.txt"
 fi
