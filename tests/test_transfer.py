@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from scratchformer.gpt import GPTConfig, GPTModel
@@ -88,6 +89,7 @@ def test_patience_stops_after_that_many_validations_without_a_gain() -> None:
     assert len(history) == 3, "lr 0 never gains: the first validation, then two more"
 
 
+@pytest.mark.slow
 def test_the_recorded_comparison_runs_end_to_end(tmp_path, toy_dir) -> None:
     """train-gpt --no-labels, then tools/gpt_transfer.py: runs, and the record's keys."""
     import json
@@ -109,10 +111,16 @@ def test_the_recorded_comparison_runs_end_to_end(tmp_path, toy_dir) -> None:
                             "--val-reviews", "30", "--seed", str(seed), "--epochs", "2",
                             "--data", str(toy_dir), "--cache", str(tmp_path / "cache"),
                             "--out", str(out)], check=True, capture_output=True)
+    choice = tmp_path / "select" / "scratch_lr.json"
+    subprocess.run([*tool, "run", "--gpt", str(gpt), "--scratch", "--labels", "40",
+                    "--val-reviews", "30", "--no-test", "--data", str(toy_dir),
+                    "--cache", str(tmp_path / "cache"), "--out", str(choice)],
+                   check=True, capture_output=True)
+    assert json.loads(choice.read_text())["test_accuracy"] is None, "the test split unread"
     record = tmp_path / "transfer.json"
     subprocess.run([*tool, "record", "--runs", str(tmp_path / "runs"), "--gpt", str(gpt),
-                    "--record", str(record), "--data", str(toy_dir)], check=True,
-                   capture_output=True)
+                    "--record", str(record), "--data", str(toy_dir),
+                    "--selection", str(choice.parent)], check=True, capture_output=True)
     recorded = json.loads(record.read_text())
     runs = recorded["fine_tuning"]
     assert len(runs) == 4 and {r["labels"] for r in runs} == {40}
@@ -122,5 +130,6 @@ def test_the_recorded_comparison_runs_end_to_end(tmp_path, toy_dir) -> None:
     assert abs(gain["equal_compute_gain_points"] - sum(differences) / 2) < 1e-9
     assert abs(gain["equal_compute_gain_se"] - abs(differences[0] - differences[1]) / 2) < 1e-9
     assert all(r["command"].startswith("python tools/gpt_transfer.py run") for r in runs)
+    assert [r["init"] for r in recorded["selection"]] == ["scratch"]
     by_position = recorded["pretraining"]["gpt"]["loss_by_position"]
     assert list(by_position) == ["1-1", "2-4", "5-16", "17-32"][: len(by_position)]

@@ -178,9 +178,16 @@ def record(args: argparse.Namespace) -> int:
                 r["train_seconds"] for r in pretrained),
             "scratch_total_seconds": statistics.fmean(r["train_seconds"] for r in scratch),
         }
-    out = {"command": f"python tools/gpt_transfer.py record --runs {args.runs} --gpt "
-                      + " ".join(args.gpt) + f" --record {args.record}",
-           "pretraining": pretraining, "pretraining_train_seconds": pretrain_seconds,
+    selection = [{key: r[key] for key in ("command", "init", "labels", "seed", "lr",
+                                          "validation_accuracy", "gpt")}
+                 for r in (json.loads(p.read_text())
+                           for p in sorted(Path(args.selection).glob("*.json")))
+                 ] if args.selection else []
+    command = (f"python tools/gpt_transfer.py record --runs {args.runs} --gpt "
+               + " ".join(args.gpt) + f" --record {args.record}"
+               + (f" --selection {args.selection}" if args.selection else ""))
+    out = {"command": command, "pretraining": pretraining,
+           "pretraining_train_seconds": pretrain_seconds, "selection": selection,
            "fine_tuning": runs, "comparisons": comparisons}
     text = json.dumps(out, indent=1) + "\n"
     write_atomically(Path(args.record), lambda handle: handle.write(text.encode()))
@@ -218,6 +225,7 @@ def main() -> int:
     many.add_argument("--runs", required=True)
     many.add_argument("--gpt", nargs="+", required=True)
     many.add_argument("--record", required=True)
+    many.add_argument("--selection", help="the runs (--no-test) that chose the settings")
     many.add_argument("--data", default=os.environ.get("IMDB_DIR"))
     many.add_argument("--position-reviews", type=int, default=300,
                       help="test reviews the loss by position is measured on")
