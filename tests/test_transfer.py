@@ -131,5 +131,5 @@ def test_the_recorded_comparison_runs_end_to_end(tmp_path, toy_dir) -> None:
     assert abs(gain["equal_compute_gain_se"] - abs(differences[0] - differences[1]) / 2) < 1e-9
     assert all(r["command"].startswith("python tools/gpt_transfer.py run") for r in runs)
     assert [r["init"] for r in recorded["selection"]] == ["scratch"]
-    by_position = recorded["pretraining"]["gpt"]["loss_by_position"]
-    assert list(by_position) == ["1-1", "2-4", "5-16", "17-32"][: len(by_position)]
+    by_context = recorded["pretraining"]["gpt"]["loss_by_context"]
+    assert list(by_context) == ["1", "2", "4", "16"], "contexts up to the GPT's 32"

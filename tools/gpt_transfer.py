@@ -116,25 +116,27 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-POSITION_BUCKETS = ((0, 1), (1, 4), (4, 16), (16, 64), (64, 256), (256, 512))
+CONTEXTS = (1, 2, 4, 16, 64, 256)
 
 
 @torch.no_grad()
-def loss_by_position(gpt_run: Path, texts: list[str]) -> dict[str, float]:
-    """The GPT's next-token loss (nats) on held-out text, by position in its window: if it
-    reads only the previous token, the loss is flat after position 1."""
+def loss_by_context(gpt_run: Path, texts: list[str], targets: int = 1_000) -> dict[str, float]:
+    """The GPT's loss (nats) at the same held-out tokens when it may read only the last
+    `c` tokens before each, for each `c` in `CONTEXTS`: a model that reads only the
+    previous token scores the same for every `c`."""
     model = load_gpt(gpt_run)
     tokenizer = BPETokenizer.load(gpt_run / "tokenizer.json")
     end = special_ids(tokenizer)[END_OF_TEXT]
     stream = torch.tensor([i for text in texts
                            for i in [end, *tokenizer.encode(clean_review(text))]])
-    width = model.config.context_length
-    windows = stream[: len(stream) // (width + 1) * (width + 1)].view(-1, width + 1)
-    losses = torch.cat([F.cross_entropy(model(w[:, :-1]).flatten(0, 1), w[:, 1:].flatten(),
-                                        reduction="none").view(len(w), width)
-                        for w in windows.split(8)]).mean(0)  # (T,)
-    return {f"{first + 1}-{last}": float(losses[first:last].mean())
-            for first, last in POSITION_BUCKETS if last <= width}
+    longest = min(max(CONTEXTS), model.config.context_length)
+    where = torch.linspace(longest, len(stream) - 1, targets).long()  # (N,) target positions
+    losses = {}
+    for context in (c for c in CONTEXTS if c <= longest):
+        inputs = stream[where[:, None] - context + torch.arange(context)]  # (N, c)
+        logits = torch.cat([model(rows)[:, -1] for rows in inputs.split(32)])  # (N, V)
+        losses[str(context)] = float(F.cross_entropy(logits, stream[where]))
+    return losses
 
 
 def paired(a: list[dict], b: list[dict]) -> dict:
@@ -156,9 +158,9 @@ def record(args: argparse.Namespace) -> int:
             "data", "tokenizer", "hardware", "load_average", "seconds", "heldout")}
         pretraining[Path(folder).name]["history"] = [
             {k: v for k, v in r.items() if k != "step_losses"} for r in results["history"]]
-    heldout = load_imdb(args.data)["test"].texts[: args.position_reviews]
+    heldout = load_imdb(args.data)["test"].texts[: args.context_reviews]
     for folder in args.gpt:
-        pretraining[Path(folder).name]["loss_by_position"] = loss_by_position(
+        pretraining[Path(folder).name]["loss_by_context"] = loss_by_context(
             Path(folder), heldout)
     runs = [json.loads(p.read_text()) for p in sorted(Path(args.runs).glob("*.json"))]
     arms: dict[str, list[dict]] = {}
@@ -227,8 +229,8 @@ def main() -> int:
     many.add_argument("--record", required=True)
     many.add_argument("--selection", help="the runs (--no-test) that chose the settings")
     many.add_argument("--data", default=os.environ.get("IMDB_DIR"))
-    many.add_argument("--position-reviews", type=int, default=300,
-                      help="test reviews the loss by position is measured on")
+    many.add_argument("--context-reviews", type=int, default=300,
+                      help="test reviews the loss by context is measured on")
     args = parser.parse_args()
     return run(args) if args.command == "run" else record(args)
 
