@@ -116,6 +116,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+ROOT = Path(__file__).resolve().parent.parent
 CONTEXTS = (1, 2, 4, 16, 64, 256)
 
 
@@ -185,9 +186,11 @@ def record(args: argparse.Namespace) -> int:
                  for r in (json.loads(p.read_text())
                            for p in sorted(Path(args.selection).glob("*.json")))
                  ] if args.selection else []
-    command = (f"python tools/gpt_transfer.py record --runs {args.runs} --gpt "
-               + " ".join(args.gpt) + f" --record {args.record}"
-               + (f" --selection {args.selection}" if args.selection else ""))
+    argv = ["python", "tools/gpt_transfer.py", *sys.argv[1:]]
+    record_path = Path(args.record).resolve()
+    if record_path.is_relative_to(ROOT):  # shown from the repository's root, as run there
+        argv[argv.index(args.record)] = str(record_path.relative_to(ROOT))
+    command = command_record(argv)["command"]
     out = {"command": command, "pretraining": pretraining,
            "pretraining_train_seconds": pretrain_seconds, "selection": selection,
            "fine_tuning": runs, "comparisons": comparisons}
