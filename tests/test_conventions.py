@@ -555,8 +555,8 @@ def package_imports() -> dict[str, set[str]]:
                 targets = [a.name for a in node.names]
             else:
                 continue
-            graph[name] |= {t for t in targets if (package / f"{t[14:]}.py").exists()
-                            and t.startswith("scratchformer.")}
+            graph[name] |= {t for t in targets if t.startswith("scratchformer.") and
+                            (package / f"{t.removeprefix('scratchformer.')}.py").exists()}
     return graph
 
 

@@ -27,9 +27,7 @@ import torch.nn.functional as F
 
 from scratchformer.files import write_atomically
 from scratchformer.gpt import GPTConfig
-from scratchformer.framing import clean_review
-from scratchformer.gpt2_files import END_OF_TEXT
-from scratchformer.gpt_data import special_ids
+from scratchformer.gpt_data import Document, encode_document
 from scratchformer.gpt_train import load_gpt, read_gpt_checkpoint
 from scratchformer.hardware import hardware_info, one_minute_load, timing_load
 from scratchformer.imdb import load_imdb
@@ -37,6 +35,10 @@ from scratchformer.runs import command_record, file_sha256
 from scratchformer.tokenizer import BPETokenizer
 from scratchformer.transfer import (GPTClassifier, classification_accuracy,
                                     encode_for_gpt, fine_tune)
+
+ROOT = Path(__file__).resolve().parent.parent
+CONTEXTS = (1, 2, 4, 16, 64, 256)  # tokens of context the loss is measured with
+
 
 def encoded(tokenizer_file: Path, texts: list[str], max_len: int, cache: Path) -> tuple:
     """`encode_for_gpt` of the texts, kept in `cache` under the tokenizer's and texts'
@@ -116,10 +118,6 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-ROOT = Path(__file__).resolve().parent.parent
-CONTEXTS = (1, 2, 4, 16, 64, 256)
-
-
 @torch.no_grad()
 def loss_by_context(gpt_run: Path, texts: list[str], targets: int = 1_000) -> dict[str, float]:
     """The GPT's loss (nats) at the same held-out tokens when it may read only the last
@@ -127,9 +125,8 @@ def loss_by_context(gpt_run: Path, texts: list[str], targets: int = 1_000) -> di
     previous token scores the same for every `c`."""
     model = load_gpt(gpt_run)
     tokenizer = BPETokenizer.load(gpt_run / "tokenizer.json")
-    end = special_ids(tokenizer)[END_OF_TEXT]
-    stream = torch.tensor([i for text in texts
-                           for i in [end, *tokenizer.encode(clean_review(text))]])
+    stream = torch.tensor([i for text in texts  # chapter 12's documents, end to end
+                           for i in encode_document(tokenizer, Document(text))])
     longest = min(max(CONTEXTS), model.config.context_length)
     where = torch.linspace(longest, len(stream) - 1, targets).long()  # (N,) target positions
     losses = {}
@@ -151,18 +148,16 @@ def paired(a: list[dict], b: list[dict]) -> dict:
 
 
 def record(args: argparse.Namespace) -> int:
+    heldout = load_imdb(args.data)["test"].texts[: args.context_reviews]
     pretraining = {}
-    for folder in args.gpt:
-        results = json.loads((Path(folder) / "results.json").read_text())
-        pretraining[Path(folder).name] = {key: results[key] for key in (
+    for folder in map(Path, args.gpt):
+        results = json.loads((folder / "results.json").read_text())
+        pretraining[folder.name] = {key: results[key] for key in (
             "command", "command_as_run", "model_config", "train_config", "parameters",
             "data", "tokenizer", "hardware", "load_average", "seconds", "heldout")}
-        pretraining[Path(folder).name]["history"] = [
+        pretraining[folder.name]["history"] = [
             {k: v for k, v in r.items() if k != "step_losses"} for r in results["history"]]
-    heldout = load_imdb(args.data)["test"].texts[: args.context_reviews]
-    for folder in args.gpt:
-        pretraining[Path(folder).name]["loss_by_context"] = loss_by_context(
-            Path(folder), heldout)
+        pretraining[folder.name]["loss_by_context"] = loss_by_context(folder, heldout)
     runs = [json.loads(p.read_text()) for p in sorted(Path(args.runs).glob("*.json"))]
     arms: dict[str, list[dict]] = {}
     for r in runs:
