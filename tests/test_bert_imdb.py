@@ -279,8 +279,8 @@ def test_loading_errors_name_the_problem(tmp_path: Path) -> None:
     ("changes", "match"),
     [
         ({"d_model": 256, "num_heads": 6}, r"d_model \(256\) must be divisible by num_heads \(6\)"),
-        ({"num_layers": 0}, "num_layers must be a positive integer"),
-        ({"d_model": 2.5}, "d_model must be a positive integer"),
+        ({"num_layers": -1}, "num_layers must be an integer of at least 0"),
+        ({"d_model": 2.5}, "d_model must be an integer of at least 1"),
         ({"dropout": 1.0}, r"dropout must be in \[0, 1\)"),
         ({"pad_id": 50260}, "pad_id"),
         ({"pooling": "max"}, "pooling must be one of"),

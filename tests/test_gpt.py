@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -21,8 +22,8 @@ from scratchformer.gpt_data import (SPECIAL_TOKENS, Document, TokenWindows, enco
 from scratchformer.gpt_train import (GPTTrainConfig, load_gpt, save_gpt_checkpoint,
                                      train_gpt)
 from scratchformer.imdb import ReviewSplit, load_unlabeled
-from scratchformer.ngram import (BigramCounts, add_k_bigram_log_prob, bits_per_byte,
-                                 document_pairs, kneser_ney_bigram_log_prob,
+from scratchformer.ngram import (BigramCounts, KneserNey, add_k_bigram_log_prob, bits_per_byte,
+                                 document_histories, document_pairs, kneser_ney_bigram_log_prob,
                                  kneser_ney_discount, unigram_log_prob)
 from scratchformer.gpt2_files import END_OF_TEXT
 from scratchformer.checkpoint import read_checkpoint
@@ -412,6 +413,65 @@ def test_bigram_models_are_distributions(vocab_size: int) -> None:
                           kneser_ney_bigram_log_prob(counts, context, everything)):
             assert np.isfinite(log_probs).all()
             assert np.exp(log_probs).sum() == pytest.approx(1.0, abs=1e-12)
+
+
+def reference_kneser_ney(stream: list[int], vocab_size: int, order: int, history: list[int],
+                         token: int) -> float:
+    """Interpolated Kneser-Ney written with dictionaries, one gram at a time."""
+    counts = {order: Counter(tuple(stream[i : i + order]) for i in range(len(stream) - order + 1))}
+    for k in range(order - 1, 0, -1):  # continuation counts: distinct tokens seen before
+        counts[k] = Counter(gram[1:] for gram in counts[k + 1])
+
+    def discount(k: int) -> float:
+        values = list(counts[max(k, 2)].values())
+        n1, n2 = values.count(1), values.count(2)
+        return n1 / (n1 + 2 * n2) if n1 else 0.5
+
+    d = discount(1)
+    prob = (max(counts[1][(token,)] - d, 0) + d * len(counts[1]) / vocab_size) / sum(counts[1].values())
+    for k in range(2, order + 1):
+        context = tuple(history[len(history) - (k - 1) :])
+        followers = {gram[-1]: c for gram, c in counts[k].items() if gram[:-1] == context}
+        if -1 in context or not followers:
+            continue
+        d = discount(k)
+        prob = (max(followers.get(token, 0) - d, 0) + d * len(followers) * prob) / sum(followers.values())
+    return prob
+
+
+@pytest.mark.parametrize("order", [2, 3, 4])
+def test_kneser_ney_of_any_order_against_a_dictionary_version(order: int) -> None:
+    stream = [0, 1, 2, 0, 1, 2, 0, 1, 0, 3, 1, 2, 2, 0, 1]
+    model = KneserNey(np.array(stream), vocab_size=5, order=order)
+    documents = [[0, 1, 2, 0, 4], [3, 1, 0], [2, 2, 1, 2, 0, 1, 3]]  # 4 and some contexts unseen
+    histories, following = document_histories(documents, order)
+    assert len(following) == sum(len(ids) - 1 for ids in documents)
+    log_probs = model.log_prob(histories, following)
+    expected = [math.log(reference_kneser_ney(stream, 5, order, h.tolist(), w))
+                for h, w in zip(histories, following)]
+    assert log_probs == pytest.approx(expected, abs=1e-12)
+    for history in histories:  # every context's distribution sums to 1
+        total = np.exp(model.log_prob(np.repeat(history[None], 5, 0), np.arange(5))).sum()
+        assert total == pytest.approx(1.0, abs=1e-12)
+
+
+def test_kneser_ney_of_order_2_is_the_bigram_model() -> None:
+    previous, following = document_pairs(HELD_OUT)
+    bigram = kneser_ney_bigram_log_prob(BigramCounts(TOY_STREAM, vocab_size=4), previous, following)
+    general = KneserNey(TOY_STREAM, vocab_size=4, order=2).log_prob(*document_histories(HELD_OUT, 2))
+    assert np.array_equal(bigram, general)
+
+
+@pytest.mark.parametrize(("stream", "vocab_size", "order", "match"), [
+    ([0, 1], 4, 1, "order >= 2"),
+    ([0, 1], 4, 3, "at least `order` tokens"),
+    ([0, 1, 2, 3], 60_000, 4, "overflow the 64-bit keys"),
+    ([0, 5, 1], 4, 2, r"token ids must lie in \[0, 4\)"),
+])
+def test_kneser_ney_refuses_what_it_cannot_count(stream: list[int], vocab_size: int, order: int,
+                                                 match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        KneserNey(np.array(stream), vocab_size, order)
 
 
 # --- the command line ------------------------------------------------------------------------
