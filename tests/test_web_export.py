@@ -113,6 +113,26 @@ def test_classifier_probabilities_and_contributions_match_on_200_reviews(
     assert np.abs(one - expected[:1]).max() < 1e-4
 
 
+def test_a_float16_token_table_halves_the_file_and_keeps_the_numbers(
+        classifier_run: tuple[Path, dict], capsys: pytest.CaptureFixture) -> None:
+    from scratchformer.checkpoint import load_checkpoint
+
+    run, full = classifier_run
+    assert scratchformer_main(["export-web", "--checkpoint", str(run), "--out", str(run / "half"),
+                               "--float16-tokens"]) == 0
+    half = json.loads((run / "half" / "manifest.json").read_text())
+    assert (full["token_table"], half["token_table"]) == ("float32", "float16")
+    table_bytes = 50260 * 32 * 4  # GPT-2's ids and three specials, 32 wide, float32
+    saved = full["files"]["model.onnx"]["bytes"] - half["files"]["model.onnx"]["bytes"]
+    assert abs(saved - table_bytes / 2) < 0.01 * table_bytes, "half of the table is saved"
+    model = load_checkpoint(run)
+    ids = torch.tensor([frame_tokens(t, MAX_LEN) for t in review_token_lists(reviews(50, 4))])
+    probabilities = session_of(run / "half" / "model.onnx").run(None, {"ids": ids.numpy()})[0]
+    with torch.no_grad():
+        expected = model(ids).softmax(-1).numpy()
+    assert 0 < np.abs(probabilities - expected).max() < 1e-3, "float16's rounding, and no more"
+
+
 def test_classifier_attention_weights_are_chapter_4s(
         classifier_run: tuple[Path, dict]) -> None:
     from scratchformer.checkpoint import load_checkpoint
@@ -209,6 +229,9 @@ def test_the_command_refuses_what_it_cannot_export(
                             str(tmp_path / "out"), "--tokenizer",
                             str(tmp_path / "none.json")]) == 1
     assert "no tokenizer at" in capsys.readouterr().err
+    assert scratchformer_main(["export-web", "--checkpoint", str(gpt_run[0]), "--out",
+                            str(tmp_path / "out"), "--float16-tokens"]) == 1
+    assert "a GPT's table is also its output layer" in capsys.readouterr().err
 
 
 def test_a_classifier_without_exact_contributions_is_refused() -> None:

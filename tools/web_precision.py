@@ -1,0 +1,88 @@
+"""What a float16 token table costs the exported classifier, on all 25,000 test reviews.
+
+Exports a classifier run twice with `scratchformer.web_export.export_web`, its token table
+as float32 and as float16, runs both with ONNX Runtime on every test review, and records
+each file's size, each export's test accuracy, the largest differences between the two in
+probability and in a token's contribution, and how many verdicts differ:
+
+    python tools/web_precision.py --run runs/imdb_cpu --data $IMDB_DIR \
+        --record book/results/web_classifier_precision.json
+
+What this deliberately does not handle: GPT exports (their table is also the output layer)
+and other quantizations than float16.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+
+from scratchformer.files import write_atomically
+from scratchformer.imdb import load_imdb
+from scratchformer.review_cache import encode_reviews
+from scratchformer.web_export import export_web
+
+
+def outputs(model: Path, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Probabilities `(N, 2)` and contributions `(N, T)` of the ONNX model on `ids`."""
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+    parts = [session.run(["probabilities", "contributions"], {"ids": ids[i : i + 256]})
+             for i in range(0, len(ids), 256)]
+    return np.concatenate([p for p, _ in parts]), np.concatenate([c for _, c in parts])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--run", required=True, type=Path)
+    parser.add_argument("--data", required=True, type=Path)
+    parser.add_argument("--cache", type=Path)
+    parser.add_argument("--record", required=True, type=Path)
+    args = parser.parse_args(argv)
+    test = load_imdb(args.data, ["test"])["test"]
+    labels = np.array(test.labels)
+    exports = {}
+    with tempfile.TemporaryDirectory() as work:
+        for name, half in (("float32", False), ("float16", True)):
+            manifest = export_web(args.run, Path(work) / name, float16_tokens=half)
+            config = manifest["config"]
+            ids, _ = encode_reviews(test, config["max_len"], "head+tail", args.cache)
+            probabilities, contributions = outputs(Path(work) / name / "model.onnx",
+                                                   ids.numpy())
+            exports[name] = {"manifest": manifest, "probabilities": probabilities,
+                             "contributions": contributions}
+            print(name, manifest["files"]["model.onnx"]["bytes"],
+                  (probabilities.argmax(1) == labels).mean(), flush=True)
+    full, half = exports["float32"], exports["float16"]
+    record = {
+        "command": ("python tools/web_precision.py --run runs/imdb_cpu --data $IMDB_DIR "
+                    "--record book/results/web_classifier_precision.json"),
+        "checkpoint": full["manifest"]["checkpoint"],
+        "run_command": full["manifest"].get("command"),
+        "test_reviews": len(labels),
+        "exports": {name: {"model_bytes": e["manifest"]["files"]["model.onnx"]["bytes"],
+                           "test_accuracy": float((e["probabilities"].argmax(1)
+                                                   == labels).mean())}
+                    for name, e in exports.items()},
+        "largest_probability_difference": float(
+            np.abs(full["probabilities"] - half["probabilities"]).max()),
+        "largest_contribution_difference": float(
+            np.abs(full["contributions"] - half["contributions"]).max()),
+        "verdicts_that_differ": int((full["probabilities"].argmax(1)
+                                     != half["probabilities"].argmax(1)).sum()),
+    }
+    text = json.dumps(record, indent=1)
+    write_atomically(args.record, lambda file: file.write(text.encode()))
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
