@@ -29,8 +29,8 @@ import numpy as np
 from scratchformer.files import write_atomically
 from scratchformer.framing import clean_review
 from scratchformer.gpt import document_nll
-from scratchformer.gpt_cli import cached_stream
-from scratchformer.gpt_data import Document, language_model_documents, special_ids
+from scratchformer.gpt_cli import cached_stream, run_documents
+from scratchformer.gpt_data import special_ids
 from scratchformer.gpt2_files import END_OF_TEXT
 from scratchformer.gpt_train import load_gpt
 from scratchformer.guards import tokenizer_sha256
@@ -46,13 +46,10 @@ def counted_stream(run: dict, data: dict, unlabeled: list[str], tokenizer: BPETo
                    cache: Path) -> np.ndarray:
     """The stream `run` counted its n-grams from, rebuilt as `scratchformer train-gpt`
     builds it."""
-    words = shlex.split(run["command"])
     if run["data"]["limit"] or run["init"]:
         raise ValueError("runs with --limit or --init are not handled")
-    documents = language_model_documents(data["train"], unlabeled, data["test"].texts)
-    if "--no-labels" in words:
-        documents = [Document(d.text) for d in documents]
-    random.Random(run["train_config"]["seed"]).shuffle(documents)
+    documents = run_documents(data, unlabeled, run["train_config"]["seed"],
+                              no_labels="--no-labels" in shlex.split(run["command"]))
     fit_documents = documents[run["data"]["validation_documents"]:]
     stream = cached_stream(tokenizer, fit_documents, cache)
     if len(stream) != run["data"]["training_tokens"]:
