@@ -48,14 +48,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     test = load_imdb(args.data, ["test"])["test"]
     labels = np.array(test.labels)
-    exports = {}
+    exports, ids = {}, None
     with tempfile.TemporaryDirectory() as work:
         for name, half in (("float32", False), ("float16", True)):
             manifest = export_web(args.run, Path(work) / name, float16_tokens=half)
-            config = manifest["config"]
-            ids, _ = encode_reviews(test, config["max_len"], "head+tail", args.cache)
-            probabilities, contributions = outputs(Path(work) / name / "model.onnx",
-                                                   ids.numpy())
+            if ids is None:  # both exports frame reviews as the checkpoint was trained
+                tokenizer = json.loads((Path(work) / name / "tokenizer.json").read_text())
+                framing = tokenizer["framing"]
+                ids = encode_reviews(test, framing["max_len"], framing["truncation"],
+                                     args.cache)[0].numpy()
+            probabilities, contributions = outputs(Path(work) / name / "model.onnx", ids)
             exports[name] = {"manifest": manifest, "probabilities": probabilities,
                              "contributions": contributions}
             print(name, manifest["files"]["model.onnx"]["bytes"],

@@ -81,26 +81,27 @@ def positive_probabilities(run_folder: Path, ids: torch.Tensor) -> list[float]:
                 for p in torch.softmax(model(batch).float(), dim=-1)[:, 1].tolist()]
 
 
-def preset_outputs(data: Path, work: Path, seed: int, baselines: dict) -> dict:
-    """For the preset's run of `seed`, on its 2,500 validation reviews and on the test
-    reviews: the Transformer's probability of "positive" and NBSVM's score w . x + b,
-    NBSVM trained on the same 22,500 reviews with the settings `benchmarks/baselines.py`
-    chose."""
+def preset_outputs(splits: dict, run: dict, folder: Path, cache: Path,
+                   baselines: dict) -> dict:
+    """For the preset's run `run` (its `results.json`) saved in `folder`: on its validation
+    reviews and on the test reviews, the Transformer's probability of "positive" and
+    NBSVM's score w . x + b, NBSVM trained on the run's other training reviews with the
+    settings `benchmarks/baselines.py` chose."""
     from scratchformer.baselines import fit_nbsvm
-    from scratchformer.imdb import load_imdb
     from scratchformer.review_cache import encode_reviews
 
-    splits = load_imdb(data, ["train", "test"])
-    train = splits["train"]
-    order = torch.randperm(len(train), generator=torch.Generator().manual_seed(seed))
-    val_index, fit_index = order[:2500].tolist(), order[2500:].tolist()
+    train, settings = splits["train"], run["train_config"]
+    order = torch.randperm(len(train),
+                           generator=torch.Generator().manual_seed(settings["seed"]))
+    val_index = order[: settings["val_size"]].tolist()  # as train-imdb holds them out
+    fit_index = order[settings["val_size"] :].tolist()
     chosen = baselines["validation"]["nbsvm"]["chosen"]
     nbsvm = fit_nbsvm([train.texts[i] for i in fit_index],
                       [train.labels[i] for i in fit_index],
                       **{k: chosen[k] for k in ("ngrams", "alpha", "min_count", "l2", "beta")})
-    folder = work / "runs" / f"preset_seed{seed}"
-    train_ids, _ = encode_reviews(train, 256, "head+tail", work / "cache")
-    test_ids, _ = encode_reviews(splits["test"], 256, "head+tail", work / "cache")
+    framing = (run["model_config"]["max_len"], settings["truncation"], cache)
+    train_ids, _ = encode_reviews(train, *framing)
+    test_ids, _ = encode_reviews(splits["test"], *framing)
 
     def scores(texts: list[str]) -> list[float]:
         return [round(s, 5) for s in (nbsvm.features(texts) @ nbsvm.weight
@@ -134,8 +135,9 @@ def record(args: argparse.Namespace) -> None:
             result.pop("command_as_run", None)
             runs.setdefault(name, {})[str(seed)] = result
     splits = load_imdb(args.data, ["train", "test"])
-    outputs = {str(seed): preset_outputs(args.data, args.work, seed, baselines)
-               for seed in SEEDS}
+    outputs = {seed: preset_outputs(splits, runs["preset"][seed], args.work / "runs" /
+                                    f"preset_seed{seed}", args.work / "cache", baselines)
+               for seed in runs["preset"]}
     text = json.dumps({
         "command": ("python tools/why_it_loses.py run --data $IMDB_DIR --work runs/why && "
                     "python tools/why_it_loses.py record --data $IMDB_DIR --work runs/why "
