@@ -162,9 +162,22 @@ class PackageAdditions(SphinxDirective):
             raise self.error(f"package additions: {err}") from err
         for tool in ("export.py", "reference.py"):
             self.env.note_dependency(str(Path(reference.__file__).with_name(tool)))
+        if text.strip() != reference.NO_ADDITIONS:
+            text = folded_additions(text)
         container = nodes.container()
         self.state.nested_parse(StringList(text.splitlines(), source=chapter), self.content_offset, container)
         return container.children
+
+
+def folded_additions(text: str) -> str:
+    """The additions list as a closed dropdown under one line that counts them: the list is a
+    reference a reader opens, not a page to scroll past."""
+    modules = text.count("\nIn ") + text.startswith("In ")
+    names = sum(line.startswith("- ") and not line.startswith("- Constants")
+                for line in text.splitlines())
+    title = (f"{names} {'function or class' if names == 1 else 'functions and classes'} "
+             f"in {modules} module{'s' if modules > 1 else ''}")
+    return f"::::{{dropdown}} {title}\n{text}\n::::\n"
 
 
 def folder_fingerprint(base: Path) -> str:
