@@ -61,14 +61,21 @@ def models(html_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator
     save_gpt_checkpoint(work / "gpt" / "best.pt", gpt)
     tokenizer.save(work / "gpt" / "tokenizer.json")
     target = html_dir / "_static" / "models"
-    export_web(work / "classifier.pt", target / "imdb")
-    export_web(work / "gpt", target / "gpt")
-    assert book_site.write_model_index(html_dir) == ["gpt", "imdb"]
+    served = work / "served"  # the site's own models wait here while the small ones stand in
+    served.mkdir()
+    for name in ("imdb", "gpt"):
+        if (target / name).exists():
+            shutil.move(target / name, served / name)
     try:
+        export_web(work / "classifier.pt", target / "imdb")
+        export_web(work / "gpt", target / "gpt")
+        assert book_site.write_model_index(html_dir) == ["gpt", "imdb"]
         yield {"classifier": classifier, "gpt": gpt, "tokenizer": tokenizer}
     finally:
-        shutil.rmtree(target / "imdb")
-        shutil.rmtree(target / "gpt")
+        for name in ("imdb", "gpt"):
+            shutil.rmtree(target / name, ignore_errors=True)
+            if (served / name).exists():
+                shutil.move(served / name, target / name)
         book_site.write_model_index(html_dir)
 
 
@@ -143,3 +150,96 @@ def test_the_widgets_give_pythons_numbers_offline(
     assert not errors, errors
     print(f"first verdict {first_verdict:.2f} s after the page was asked for; GPT "
           f"{speeds[True]:.1f} tokens/s with the cache, {speeds[False]:.1f} without")
+
+
+SERVED = ROOT / "_static" / "models"
+
+
+def greedy_with_onnx(session: Any, manifest: dict, ids: list[int], steps: int) -> list[int]:
+    """Greedy continuation of `ids` by an exported GPT, the whole prefix each step (no cache)."""
+    import numpy as np
+
+    config = manifest["config"]
+    empty = np.zeros((config["num_layers"], 1, config["num_heads"], 0, manifest["head_dim"]),
+                     dtype=np.float32)
+    for _ in range(steps):
+        logits = session.run(["logits"], {"ids": np.array([ids], dtype=np.int64),
+                                          "past_keys": empty, "past_values": empty})[0]
+        ids = ids + [int(logits.reshape(-1, logits.shape[-1])[-1].argmax())]
+    return ids
+
+
+def test_the_recorded_models_run_on_their_chapters(
+        browser: Any, site: str, html_dir: Path) -> None:  # noqa: F811
+    """The site's own models: the files its manifests list, byte for byte; chapter 11's box
+    gives ONNX Runtime's (Python) verdicts on three reviews, chapter 12's box the same greedy
+    tokens with and without the cache. Prints the figures a reader would feel."""
+    import hashlib
+
+    import onnxruntime as ort
+
+    for name in ("imdb", "gpt"):
+        manifest = json.loads((SERVED / name / "manifest.json").read_text())
+        for file, entry in manifest["files"].items():
+            served = (html_dir / "_static" / "models" / name / file).read_bytes()
+            assert hashlib.sha256(served).hexdigest() == entry["sha256"], (name, file)
+            assert len(served) <= 8_000_000, f"{name}/{file}: {len(served):,} bytes"
+    classifier = ort.InferenceSession(SERVED / "imdb" / "model.onnx")
+    framing = json.loads((SERVED / "imdb" / "tokenizer.json").read_text())["framing"]
+    started = time.perf_counter()
+    browser.get(site + "book/11_training.html")
+    wait_for(browser, VERDICT, timeout=120)
+    first_verdict = time.perf_counter() - started
+    box = browser.find_element("css selector", "#sf-classifier .sf-review")
+    for review in REVIEWS:
+        before = int(browser.execute_script(RUNS))
+        browser.execute_script("arguments[0].value = arguments[1];"
+                               "arguments[0].dispatchEvent(new Event('input'));", box, review)
+        wait_for(browser, f"{RUNS} > {before}")
+        ids = encode_review(review, framing["max_len"], framing["truncation"])
+        assert json.loads(browser.execute_script(IDS)) == ids
+        probabilities, shares = classifier.run(["probabilities", "contributions"],
+                                               {"ids": torch.tensor([ids]).numpy()})[:2]
+        seen = float(browser.execute_script(VERDICT))
+        assert abs(seen - probabilities[0, 1]) < 1e-3, (review, seen, probabilities)
+    spans = browser.find_elements("css selector", "#sf-classifier .sf-tokens span")
+    assert abs(float(spans[2].get_attribute("data-contribution")) - shares[0, 2]) < 1e-3
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    browser.execute_script("document.getElementById('sf-classifier').scrollIntoView()")
+    browser.save_screenshot(str(SCREENSHOTS / "classifier_widget.png"))
+
+    gpt = ort.InferenceSession(SERVED / "gpt" / "model.onnx")
+    browser.get(site + "book/12_gpt.html")
+    wait_for(browser, "return document.querySelector('#sf-gpt .sf-text').dataset.ids", 120)
+    speeds, expected = {}, None
+    for use_cache in (True, False, True, False):  # the second round of each is timed warm
+        browser.execute_script("""
+            const root = document.getElementById('sf-gpt');
+            root.querySelector('.sf-prompt').value = 'This movie was';
+            root.querySelector('.sf-sentiment').value = '<|positive|>';
+            root.querySelector('.sf-temperature').value = '0';
+            root.querySelector('.sf-count').value = '30';
+            const cache = root.querySelector('.sf-cache');
+            cache.checked = arguments[0];
+            cache.dispatchEvent(new Event('change'));
+            root.querySelector('.sf-reset').click();
+            root.querySelector('.sf-speed').textContent = '';
+            root.querySelector('.sf-run').click();""", use_cache)
+        wait_for(browser, "return document.querySelector('#sf-gpt .sf-speed').textContent", 120)
+        ids = json.loads(browser.execute_script(
+            "return document.querySelector('#sf-gpt .sf-text').dataset.ids"))
+        if expected is None:
+            manifest = json.loads((SERVED / "gpt" / "manifest.json").read_text())
+            expected = greedy_with_onnx(gpt, manifest, ids[:-30], 30)
+        assert ids == expected, use_cache
+        speeds[use_cache] = float(browser.execute_script(
+            "return document.querySelector('#sf-gpt .sf-speed').dataset.tokensPerSecond"))
+    browser.execute_script("document.getElementById('sf-gpt').scrollIntoView()")
+    browser.save_screenshot(str(SCREENSHOTS / "gpt_widget.png"))
+    resources = browser.execute_script(
+        "return performance.getEntriesByType('resource').map((r) => r.name)")
+    assert not [url for url in resources if not url.startswith(site)], resources
+    errors = [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    assert not errors, errors
+    print(f"recorded models: first verdict {first_verdict:.2f} s after chapter 11 was asked "
+          f"for; GPT {speeds[True]:.1f} tokens/s with the cache, {speeds[False]:.1f} without")
