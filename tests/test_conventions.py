@@ -47,6 +47,11 @@ import reference  # noqa: E402
 
 ADDED_HEADING = "What this chapter added to the package"
 CODE_WIDTH = 90
+# Chapters 10-13 teach the idea on the page and fold the machinery: no code cell a reader sees
+# without opening it is longer than this.
+VISIBLE_CELL_LINES = 60
+TEACHING_CHAPTERS = re.compile(r"book/1[0-3]_")
+FOLDING_TAGS = re.compile(r"^(:tags:|tags:).*\b(hide-input|hide-cell|remove-input|remove-cell)\b")
 CODE_CELL = re.compile(r"^(`{3,}|~{3,})\{code-cell\}")
 TAUGHT_IN_BY_HAND = ("Taught in chapter", "Taught in the appendix")
 # Chapters that do not keep a convention yet. Empty these sets as the chapters are fixed.
@@ -218,6 +223,20 @@ def code_width(root: Path, exceptions: set[str] = WIDER_THAN_90_COLUMNS) -> list
     return problems
 
 
+def long_visible_cells(root: Path) -> list[str]:
+    """`chapter:line (lines)` for each unfolded code cell of chapters 10-13 that is too long."""
+    problems = []
+    for chapter in export.toc_chapters(root):
+        if not TEACHING_CHAPTERS.match(chapter):
+            continue
+        for fence, body in code_cells((root / chapter).read_text(encoding="utf-8")):
+            folded = any(FOLDING_TAGS.match(line) for line in body[:12])
+            if not folded and len(body) > VISIBLE_CELL_LINES:
+                problems.append(f"{chapter}:{fence} is a visible code cell of {len(body)} lines "
+                                f"(at most {VISIBLE_CELL_LINES}): fold it (hide-input) or split it")
+    return problems
+
+
 def imported_names(source: str) -> list[tuple[str, str]]:
     """(module, name) of each `from scratchformer... import name` at the top level of a cell."""
     try:
@@ -373,6 +392,7 @@ def all_problems(root: Path, expected: dict[str, list[str]]) -> dict[str, list[s
         "taught in by hand": taught_in_by_hand(root),
         "glued numbers": glued_numbers_checked(root, expected),
         "code width": code_width(root),
+        "visible cell length": long_visible_cells(root),
         "own definitions": own_definitions(root),
         "figure alt text": figure_alt_text(root),
         "additions prose": additions_prose(root),
@@ -380,7 +400,8 @@ def all_problems(root: Path, expected: dict[str, list[str]]) -> dict[str, list[s
 
 
 CONVENTIONS = ["module docstrings", "file numbers", "introduction", "closing sections", "taught in",
-               "taught in by hand", "glued numbers", "code width", "own definitions",
+               "taught in by hand", "glued numbers", "code width", "visible cell length",
+               "own definitions",
                "figure alt text", "additions prose"]
 
 
@@ -581,3 +602,16 @@ def test_no_module_is_over_400_lines_and_no_modules_import_each_other_in_a_circl
 
     circles = [c for m in sorted(graph) if (c := circle_from(m, [m]))]
     assert not circles, "modules that import each other: " + " -> ".join(circles[0])
+
+
+def test_a_long_visible_cell_in_a_teaching_chapter_is_named(tmp_path: Path) -> None:
+    root = copy_repo(tmp_path)
+    chapter = root / "book" / "11_training.md"
+    long_cell = "```{code-cell} ipython3\n" + "x = 1\n" * 61 + "```\n"
+    chapter.write_text(chapter.read_text(encoding="utf-8") + "\n" + long_cell, encoding="utf-8")
+    problems = long_visible_cells(root)
+    assert len(problems) == 1 and "61 lines" in problems[0], problems
+    chapter.write_text(chapter.read_text(encoding="utf-8").replace(
+        long_cell, long_cell.replace("ipython3\n", "ipython3\n:tags: [hide-input]\n\n")),
+        encoding="utf-8")
+    assert long_visible_cells(root) == []
