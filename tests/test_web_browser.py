@@ -43,7 +43,7 @@ REVIEWS = ["Not bad at all.", "A dull, boring film: I hated it 😀<br />Never a
            "苹果 loved the acting, superb and great!"]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def models(html_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     if not (html_dir / "_static" / "ort" / "ort.wasm.min.mjs").is_file():
         pytest.skip("onnxruntime-web is not in the built site: run `make mathjax` and build")
@@ -184,6 +184,7 @@ def test_the_recorded_models_run_on_their_chapters(
             served = (html_dir / "_static" / "models" / name / file).read_bytes()
             assert hashlib.sha256(served).hexdigest() == entry["sha256"], (name, file)
             assert len(served) <= 8_000_000, f"{name}/{file}: {len(served):,} bytes"
+    browser.execute_cdp_cmd("Network.clearBrowserCache", {})  # the small models had these URLs
     classifier = ort.InferenceSession(SERVED / "imdb" / "model.onnx")
     framing = json.loads((SERVED / "imdb" / "tokenizer.json").read_text())["framing"]
     started = time.perf_counter()

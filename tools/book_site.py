@@ -369,7 +369,8 @@ def mark_exported_cells(app: Sphinx, doctree: nodes.document, docname: str) -> N
 
 
 def finish(app: Sphinx, exception: Exception | None) -> None:
-    """Copy MathJax into `_static/mathjax/`; write Binder's requirements, `.nojekyll`, index.html."""
+    """Copy MathJax into `_static/mathjax/` and the book's changed `_static/` files; write
+    Binder's requirements, `.nojekyll`, index.html."""
     if exception is not None or not _is_html(app):
         return
     es5, version = mathjax_source(app)
@@ -377,6 +378,10 @@ def finish(app: Sphinx, exception: Exception | None) -> None:
     copied = sum(copy_if_changed(es5 / part, target / part) for part in MATHJAX_PARTS)
     logger.info(f"MathJax {version}: {copied} files copied into _static/mathjax")
     copy_onnxruntime(app)
+    # Sphinx copies `_static/` only when some page is written: an edited widget or a new
+    # export alone would otherwise leave the site serving the old files.
+    copied = copy_if_changed(Path(app.srcdir) / "_static", Path(app.outdir) / "_static")
+    logger.info(f"_static: {copied} changed files copied")
     write_model_index(Path(app.outdir))
     url, _, _ = repository(app)
     binder = Path(app.outdir) / "binder" / "requirements.txt"

@@ -32,10 +32,15 @@ async function loadModel(name) {
 
 const $ = (root, selector) => root.querySelector(selector);
 
+// A token's text; a token that holds only part of a character (byte-level BPE splits 苹 into
+// pieces) shows its bytes instead, as ⟨e8 8b⟩.
 function tokenText(tokenizer, id) {
   const special = Object.entries(tokenizer.record.framing || {}).find(
     ([key, value]) => ["cls", "sep", "pad"].includes(key) && value === id);
-  return special ? `[${special[0].toUpperCase()}]` : tokenizer.decode([id]);
+  if (special) return `[${special[0].toUpperCase()}]`;
+  const text = tokenizer.decode([id]);
+  const hex = tokenizer.record.tokens[id];
+  return text.includes("\uFFFD") && hex ? `⟨${hex.match(/../g).join(" ")}⟩` : text;
 }
 
 // ---- the classifier -------------------------------------------------------------------
@@ -162,13 +167,14 @@ async function gptWidget(root, name) {
     text.dataset.ids = JSON.stringify(state.ids);
     const bars = $(root, ".sf-bars");
     if (!probabilities) { bars.replaceChildren(); return; }
-    const top = Array.from(probabilities.keys()).sort((a, b) => probabilities[b] - probabilities[a]).slice(0, 10);
+    const top = Array.from(probabilities.keys()).filter((id) => probabilities[id] > 0)
+      .sort((a, b) => probabilities[b] - probabilities[a]).slice(0, 10);
     bars.replaceChildren(...top.map((id) => {
       const row = document.createElement("div");
       const bar = document.createElement("span");
       bar.className = "sf-bar";
       bar.style.width = `${(300 * probabilities[id]).toFixed(1)}px`;
-      row.append(bar, ` ${JSON.stringify(tokenizer.decode([id]))} ${probabilities[id].toFixed(3)}`);
+      row.append(bar, ` ${JSON.stringify(tokenText(tokenizer, id))} ${probabilities[id].toFixed(3)}`);
       return row;
     }));
   }
