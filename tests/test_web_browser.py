@@ -1,10 +1,12 @@
-"""The appendix's widgets in headless Chromium, on models exported into the built site.
+"""The pages' model boxes in headless Chromium.
 
-A small classifier and a small GPT are exported into `_build/html/_static/models/`; the page
-must give Python's verdicts (within 1e-3) for three reviews typed into it, the same
-contribution for a token, and the same ids as `generate` for greedy steps with and without the
-key/value cache, without a single request leaving 127.0.0.1. It prints the time to the first
-verdict and the GPT's tokens per second.
+First, a small classifier and a small GPT stand in for the site's models in
+`_build/html/_static/models/`: the appendix's page must give PyTorch's verdicts (within 1e-3)
+for three reviews typed into it, the same contribution for a token, and the same ids as
+`generate` for greedy steps with and without the key/value cache. Then the models the site
+serves (the recorded runs', committed in `_static/models/`) run on chapters 11 and 12 and are
+compared with ONNX Runtime in Python on the same files. No request may leave 127.0.0.1; each
+test prints the time to the first verdict and the GPT's tokens per second.
 """
 
 from __future__ import annotations
