@@ -180,6 +180,9 @@ def test_the_recorded_models_run_on_their_chapters(
 
     import onnxruntime as ort
 
+    missing = [name for name in ("imdb", "gpt") if not (SERVED / name / "manifest.json").is_file()]
+    if missing:
+        pytest.skip(f"this checkout has no exported {' or '.join(missing)} in _static/models/")
     for name in ("imdb", "gpt"):
         manifest = json.loads((SERVED / name / "manifest.json").read_text())
         for file, entry in manifest["files"].items():
