@@ -90,6 +90,50 @@ def wait_for(browser: Any, script: str, timeout: float = 60) -> Any:  # noqa: F8
 VERDICT = "return document.querySelector('#sf-classifier .sf-verdict').dataset.probability"
 RUNS = "return +document.querySelector('#sf-classifier .sf-verdict').dataset.runs"
 IDS = "return document.querySelector('#sf-classifier .sf-verdict').dataset.ids"
+GPT_IDS = "return document.querySelector('#sf-gpt .sf-text').dataset.ids"
+
+
+def type_review(browser: Any, review: str) -> list[int]:  # noqa: F811
+    """Type `review` into the classifier's box and wait for its verdict: the ids it framed."""
+    box = browser.find_element("css selector", "#sf-classifier .sf-review")
+    before = int(browser.execute_script(RUNS))
+    browser.execute_script("arguments[0].value = arguments[1];"
+                           "arguments[0].dispatchEvent(new Event('input'));", box, review)
+    wait_for(browser, f"{RUNS} > {before}")
+    return json.loads(browser.execute_script(IDS))
+
+
+def run_greedy(browser: Any, prompt: str, sentiment: str, count: int, use_cache: bool,  # noqa: F811
+               timeout: float = 60) -> tuple[list[int], float]:
+    """Greedy `count` tokens in the GPT's box after `sentiment` ("" for none) and `prompt`,
+    with or without the cache: the ids on the page and the tokens per second it reports."""
+    browser.execute_script("""
+        const root = document.getElementById('sf-gpt');
+        root.querySelector('.sf-prompt').value = arguments[0];
+        root.querySelector('.sf-sentiment').value = arguments[1];
+        root.querySelector('.sf-temperature').value = '0';
+        root.querySelector('.sf-count').value = arguments[2];
+        const cache = root.querySelector('.sf-cache');
+        cache.checked = arguments[3];
+        cache.dispatchEvent(new Event('change'));
+        root.querySelector('.sf-reset').click();
+        root.querySelector('.sf-speed').textContent = '';
+        root.querySelector('.sf-run').click();""", prompt, sentiment, str(count), use_cache)
+    wait_for(browser, "return document.querySelector('#sf-gpt .sf-speed').textContent", timeout)
+    speed = browser.execute_script(
+        "return document.querySelector('#sf-gpt .sf-speed').dataset.tokensPerSecond")
+    return json.loads(browser.execute_script(GPT_IDS)), float(speed)
+
+
+def check_offline_and_quiet(browser: Any, site: str) -> list[str]:  # noqa: F811
+    """Assert that no request left `site` and the console logged no error; the requests."""
+    resources = browser.execute_script(
+        "return performance.getEntriesByType('resource').map((r) => r.name)")
+    outside = [url for url in resources if not url.startswith(site)]
+    assert not outside, outside
+    errors = [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    assert not errors, errors
+    return resources
 
 
 def test_the_widgets_give_pythons_numbers_offline(
@@ -99,14 +143,9 @@ def test_the_widgets_give_pythons_numbers_offline(
     wait_for(browser, VERDICT)
     first_verdict = time.perf_counter() - started
     classifier = models["classifier"]
-    box = browser.find_element("css selector", "#sf-classifier .sf-review")
     for review in REVIEWS:
-        before = int(browser.execute_script(RUNS))
-        browser.execute_script("arguments[0].value = arguments[1];"
-                               "arguments[0].dispatchEvent(new Event('input'));", box, review)
-        wait_for(browser, f"{RUNS} > {before}")
         ids = encode_review(review, MAX_LEN, "head+tail")
-        assert json.loads(browser.execute_script(IDS)) == ids
+        assert type_review(browser, review) == ids
         with torch.no_grad():
             expected = classifier(torch.tensor([ids])).softmax(-1)[0, 1].item()
         seen = float(browser.execute_script(VERDICT))
@@ -124,32 +163,12 @@ def test_the_widgets_give_pythons_numbers_offline(
     expected = generate(gpt, torch.tensor([start]), 12, temperature=0)[0].tolist()
     speeds = {}
     for use_cache in (True, False, True, False):  # the second round of each is timed warm
-        browser.execute_script("""
-            const root = document.getElementById('sf-gpt');
-            root.querySelector('.sf-prompt').value = arguments[0];
-            root.querySelector('.sf-temperature').value = '0';
-            root.querySelector('.sf-count').value = '12';
-            const cache = root.querySelector('.sf-cache');
-            cache.checked = arguments[1];
-            cache.dispatchEvent(new Event('change'));
-            root.querySelector('.sf-reset').click();
-            root.querySelector('.sf-speed').textContent = '';
-            root.querySelector('.sf-run').click();""", prompt, use_cache)
-        wait_for(browser, "return document.querySelector('#sf-gpt .sf-speed').textContent")
-        ids = json.loads(browser.execute_script(
-            "return document.querySelector('#sf-gpt .sf-text').dataset.ids"))
+        ids, speeds[use_cache] = run_greedy(browser, prompt, "", 12, use_cache)
         assert ids == expected, use_cache
-        speeds[use_cache] = float(browser.execute_script(
-            "return document.querySelector('#sf-gpt .sf-speed').dataset.tokensPerSecond"))
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     browser.save_screenshot(str(SCREENSHOTS / "web.png"))
-    resources = browser.execute_script(
-        "return performance.getEntriesByType('resource').map((r) => r.name)")
-    outside = [url for url in resources if not url.startswith(site)]
-    assert not outside, outside
+    resources = check_offline_and_quiet(browser, site)
     assert any("/_static/ort/" in url for url in resources)
-    errors = [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"]
-    assert not errors, errors
     print(f"first verdict {first_verdict:.2f} s after the page was asked for; GPT "
           f"{speeds[True]:.1f} tokens/s with the cache, {speeds[False]:.1f} without")
 
@@ -183,8 +202,9 @@ def test_the_recorded_models_run_on_their_chapters(
     missing = [name for name in ("imdb", "gpt") if not (SERVED / name / "manifest.json").is_file()]
     if missing:
         pytest.skip(f"this checkout has no exported {' or '.join(missing)} in _static/models/")
-    for name in ("imdb", "gpt"):
-        manifest = json.loads((SERVED / name / "manifest.json").read_text())
+    manifests = {name: json.loads((SERVED / name / "manifest.json").read_text())
+                 for name in ("imdb", "gpt")}
+    for name, manifest in manifests.items():
         for file, entry in manifest["files"].items():
             served = (html_dir / "_static" / "models" / name / file).read_bytes()
             assert hashlib.sha256(served).hexdigest() == entry["sha256"], (name, file)
@@ -196,14 +216,9 @@ def test_the_recorded_models_run_on_their_chapters(
     browser.get(site + "book/11_training.html")
     wait_for(browser, VERDICT, timeout=120)
     first_verdict = time.perf_counter() - started
-    box = browser.find_element("css selector", "#sf-classifier .sf-review")
     for review in REVIEWS:
-        before = int(browser.execute_script(RUNS))
-        browser.execute_script("arguments[0].value = arguments[1];"
-                               "arguments[0].dispatchEvent(new Event('input'));", box, review)
-        wait_for(browser, f"{RUNS} > {before}")
         ids = encode_review(review, framing["max_len"], framing["truncation"])
-        assert json.loads(browser.execute_script(IDS)) == ids
+        assert type_review(browser, review) == ids
         probabilities, shares = classifier.run(["probabilities", "contributions"],
                                                {"ids": torch.tensor([ids]).numpy()})[:2]
         seen = float(browser.execute_script(VERDICT))
@@ -216,36 +231,16 @@ def test_the_recorded_models_run_on_their_chapters(
 
     gpt = ort.InferenceSession(SERVED / "gpt" / "model.onnx")
     browser.get(site + "book/12_gpt.html")
-    wait_for(browser, "return document.querySelector('#sf-gpt .sf-text').dataset.ids", 120)
+    wait_for(browser, GPT_IDS, 120)
     speeds, expected = {}, None
     for use_cache in (True, False, True, False):  # the second round of each is timed warm
-        browser.execute_script("""
-            const root = document.getElementById('sf-gpt');
-            root.querySelector('.sf-prompt').value = 'This movie was';
-            root.querySelector('.sf-sentiment').value = '<|positive|>';
-            root.querySelector('.sf-temperature').value = '0';
-            root.querySelector('.sf-count').value = '30';
-            const cache = root.querySelector('.sf-cache');
-            cache.checked = arguments[0];
-            cache.dispatchEvent(new Event('change'));
-            root.querySelector('.sf-reset').click();
-            root.querySelector('.sf-speed').textContent = '';
-            root.querySelector('.sf-run').click();""", use_cache)
-        wait_for(browser, "return document.querySelector('#sf-gpt .sf-speed').textContent", 120)
-        ids = json.loads(browser.execute_script(
-            "return document.querySelector('#sf-gpt .sf-text').dataset.ids"))
+        ids, speeds[use_cache] = run_greedy(browser, "This movie was", "<|positive|>", 30,
+                                            use_cache, timeout=120)
         if expected is None:
-            manifest = json.loads((SERVED / "gpt" / "manifest.json").read_text())
-            expected = greedy_with_onnx(gpt, manifest, ids[:-30], 30)
+            expected = greedy_with_onnx(gpt, manifests["gpt"], ids[:-30], 30)
         assert ids == expected, use_cache
-        speeds[use_cache] = float(browser.execute_script(
-            "return document.querySelector('#sf-gpt .sf-speed').dataset.tokensPerSecond"))
     browser.execute_script("document.getElementById('sf-gpt').scrollIntoView()")
     browser.save_screenshot(str(SCREENSHOTS / "gpt_widget.png"))
-    resources = browser.execute_script(
-        "return performance.getEntriesByType('resource').map((r) => r.name)")
-    assert not [url for url in resources if not url.startswith(site)], resources
-    errors = [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"]
-    assert not errors, errors
+    check_offline_and_quiet(browser, site)
     print(f"recorded models: first verdict {first_verdict:.2f} s after chapter 11 was asked "
           f"for; GPT {speeds[True]:.1f} tokens/s with the cache, {speeds[False]:.1f} without")
