@@ -172,9 +172,9 @@ class PackageAdditions(SphinxDirective):
 def folded_additions(text: str) -> str:
     """The additions list as a closed dropdown under one line that counts them: the list is a
     reference a reader opens, not a page to scroll past."""
-    modules = text.count("\nIn ") + text.startswith("In ")
-    names = sum(line.startswith("- ") and not line.startswith("- Constants")
-                for line in text.splitlines())
+    lines = text.splitlines()
+    modules = sum(line.startswith("In ") for line in lines)
+    names = sum(line.startswith("- ") and not line.startswith("- Constants") for line in lines)
     title = (f"{names} {'function or class' if names == 1 else 'functions and classes'} "
              f"in {modules} module{'s' if modules > 1 else ''}")
     return f"::::{{dropdown}} {title}\n{text}\n::::\n"
