@@ -117,10 +117,21 @@ def test_the_recorded_comparison_runs_end_to_end(tmp_path, toy_dir) -> None:
                     "--cache", str(tmp_path / "cache"), "--out", str(choice)],
                    check=True, capture_output=True)
     assert json.loads(choice.read_text())["test_accuracy"] is None, "the test split unread"
+    snapshot = tmp_path / "gpt_snapshot"  # a folder holding a checkpoint as best.pt
+    snapshot.mkdir()
+    for name in ("best.pt", "tokenizer.json"):
+        (snapshot / name).write_bytes((gpt / name).read_bytes())
+    for seed in (0, 1):
+        subprocess.run([*tool, "run", "--gpt", str(snapshot), "--labels", "40", "--lr", "3e-3",
+                        "--val-reviews", "30", "--seed", str(seed), "--epochs", "1",
+                        "--data", str(toy_dir), "--cache", str(tmp_path / "cache"),
+                        "--out", str(tmp_path / "partial" / f"snapshot_{seed}.json")],
+                       check=True, capture_output=True)
     record = tmp_path / "transfer.json"
     subprocess.run([*tool, "record", "--runs", str(tmp_path / "runs"), "--gpt", str(gpt),
                     "--record", str(record), "--data", str(toy_dir),
-                    "--selection", str(choice.parent)], check=True, capture_output=True)
+                    "--selection", str(choice.parent), "--partial", str(tmp_path / "partial")],
+                   check=True, capture_output=True)
     recorded = json.loads(record.read_text())
     runs = recorded["fine_tuning"]
     assert len(runs) == 4 and {r["labels"] for r in runs} == {40}
@@ -131,5 +142,12 @@ def test_the_recorded_comparison_runs_end_to_end(tmp_path, toy_dir) -> None:
     assert abs(gain["equal_compute_gain_se"] - abs(differences[0] - differences[1]) / 2) < 1e-9
     assert all(r["command"].startswith("python tools/gpt_transfer.py run") for r in runs)
     assert [r["init"] for r in recorded["selection"]] == ["scratch"]
+    snapshot_runs = recorded["snapshot_fine_tuning"]
+    (step, at_step), = recorded["snapshot_comparisons"].items()
+    assert int(step) == snapshot_runs[0]["gpt"]["step"] and at_step["seeds"] == 2
+    snapshot_gain = [100 * r["test_accuracy"] - by["scratch", r["seed"]] for r in snapshot_runs]
+    assert abs(at_step["gain_points"] - sum(snapshot_gain) / 2) < 1e-9
+    history = recorded["pretraining"]["gpt"]["history"]
+    assert abs(at_step["pretraining_seconds"] - sum(h["seconds"] for h in history)) < 1e-9
     by_context = recorded["pretraining"]["gpt"]["loss_by_context"]
     assert list(by_context) == ["1", "2", "4", "16"], "contexts up to the GPT's 32"

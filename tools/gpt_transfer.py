@@ -4,7 +4,11 @@ from scratch) as an IMDB classifier, and record the comparison for the page.
     python tools/gpt_transfer.py run --gpt runs/gpt_s0 --labels 1000 --seed 0 \
         --out runs/transfer/pretrained_1000_s0.json [--scratch] [--lr 0.001] ...
     python tools/gpt_transfer.py record --runs runs/transfer --gpt runs/gpt_s0 runs/gpt_s1 \
-        --record book/results/transfer_cpu.json
+        --record book/results/transfer_cpu.json [--selection runs/select] \
+        [--partial runs/transfer_steps]
+
+`--partial` runs fine-tune a snapshot of the pretraining (`--gpt` a folder holding it as
+`best.pt`, with the run's tokenizer) and are compared with from scratch at that step.
 
 The validation slice is the same 2,500 training reviews for every run (a fixed shuffle);
 `--labels N` fine-tunes on N reviews of the other 22,500 (the same N for the same seed, so
@@ -36,7 +40,9 @@ from scratchformer.tokenizer import BPETokenizer
 from scratchformer.transfer import (GPTClassifier, classification_accuracy,
                                     encode_for_gpt, fine_tune)
 
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from shown_command import tool_command  # noqa: E402 (a sibling tool)
+
 CONTEXTS = (1, 2, 4, 16, 64, 256)  # tokens of context the loss is measured with
 
 
@@ -176,19 +182,31 @@ def record(args: argparse.Namespace) -> int:
                 r["train_seconds"] for r in pretrained),
             "scratch_total_seconds": statistics.fmean(r["train_seconds"] for r in scratch),
         }
+    by_step: dict[int, list[dict]] = {}  # fine-tunings of snapshots taken along the way
+    partial = ([json.loads(p.read_text()) for p in sorted(Path(args.partial).glob("*.json"))]
+               if args.partial else [])
+    for r in partial:
+        by_step.setdefault(r["gpt"]["step"], []).append(r)
+    steps = {}
+    for step, members in sorted(by_step.items()):
+        gain = paired(members, arms[f"scratch_{members[0]['labels']}"])
+        steps[str(step)] = {
+            "labels": members[0]["labels"], "seeds": gain["seeds"],
+            "pretraining_seconds": statistics.fmean(  # the GPT's history: per interval
+                sum(h["seconds"] for h in p["history"] if h["step"] <= step)
+                for p in pretraining.values()),
+            "test_accuracy": statistics.fmean(r["test_accuracy"] for r in members),
+            "gain_points": gain["mean"], "gain_se": gain["se"]}
     selection = [{key: r[key] for key in ("command", "init", "labels", "seed", "lr",
                                           "validation_accuracy", "gpt")}
                  for r in (json.loads(p.read_text())
                            for p in sorted(Path(args.selection).glob("*.json")))
                  ] if args.selection else []
-    argv = ["python", "tools/gpt_transfer.py", *sys.argv[1:]]
-    record_path = Path(args.record).resolve()
-    if record_path.is_relative_to(ROOT):  # shown from the repository's root, as run there
-        argv[argv.index(args.record)] = str(record_path.relative_to(ROOT))
-    command = command_record(argv)["command"]
+    command = tool_command("gpt_transfer.py", sys.argv[1:], args.record)["command"]
     out = {"command": command, "pretraining": pretraining,
            "pretraining_train_seconds": pretrain_seconds, "selection": selection,
-           "fine_tuning": runs, "comparisons": comparisons}
+           "fine_tuning": runs, "comparisons": comparisons,
+           "snapshot_fine_tuning": partial, "snapshot_comparisons": steps}
     text = json.dumps(out, indent=1) + "\n"
     write_atomically(Path(args.record), lambda handle: handle.write(text.encode()))
     print(json.dumps(comparisons, indent=1))
@@ -226,6 +244,8 @@ def main() -> int:
     many.add_argument("--gpt", nargs="+", required=True)
     many.add_argument("--record", required=True)
     many.add_argument("--selection", help="the runs (--no-test) that chose the settings")
+    many.add_argument("--partial", help="fine-tunings of the GPTs' snapshots taken along "
+                      "the way, each compared with from scratch on as many labels")
     many.add_argument("--data", default=os.environ.get("IMDB_DIR"))
     many.add_argument("--context-reviews", type=int, default=300,
                       help="test reviews the loss by context is measured on")

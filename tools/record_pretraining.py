@@ -63,19 +63,29 @@ def load_mlm(snapshot: Path) -> BertForMaskedLM:
     return model.eval()
 
 
-def loss_by_position(folder: Path, tokenizer: BPETokenizer, batches: int = 16) -> dict:
-    """Each MLM snapshot's mean loss on held-out windows at the chosen positions showing
-    `[MASK]`, a random token or their own token; and the loss of token frequencies alone
-    (counted over the training stream, add-one smoothed) at the same positions."""
+def held_out_masked(folder: Path, tokenizer: BPETokenizer, batches: int = 16,
+                    window: int = 256) -> tuple[list[tuple[torch.Tensor, ...]], torch.Tensor]:
+    """A run's held-out windows, masked as every run is judged (15% with 80/10/10, seed 0),
+    as `(inputs, labels, original ids)` batches; and the log-frequencies of its training
+    stream's tokens (add-one smoothed), the model that knows no context."""
     special, mask_id = bert_special_ids(tokenizer)
     fit, val = np.load(folder / "fit.npy"), np.load(folder / "val.npy")
     counts = np.bincount(fit, minlength=tokenizer.n_vocab).astype(np.float64) + 1.0
     unigram = torch.tensor(np.log(counts / counts.sum()), dtype=torch.float32)
-    windows = PretrainingWindows(val, 256, 32, special)
+    windows = PretrainingWindows(val, window, 32, special)
     generator = torch.Generator().manual_seed(0)
     masked = [mask_tokens(ids, mask_id=mask_id, vocab_size=tokenizer.n_vocab,
                           special_ids=[*special, mask_id], generator=generator) + (ids,)
               for ids, _ in zip(windows, range(batches))]
+    return masked, unigram
+
+
+def loss_by_position(folder: Path, tokenizer: BPETokenizer, batches: int = 16) -> dict:
+    """Each MLM snapshot's mean loss on held-out windows at the chosen positions showing
+    `[MASK]`, a random token or their own token; and the loss of token frequencies alone
+    (counted over the training stream, add-one smoothed) at the same positions."""
+    _, mask_id = bert_special_ids(tokenizer)
+    masked, unigram = held_out_masked(folder, tokenizer, batches)
     kinds = {"[MASK]": lambda i, o: i == mask_id, "own token": lambda i, o: i == o,
              "random token": lambda i, o: (i != mask_id) & (i != o)}
     result: dict = {"frequencies alone": {}, "snapshots": {}}

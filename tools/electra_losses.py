@@ -1,0 +1,87 @@
+"""Chapter 13's ELECTRA run, its two losses apart: at each snapshot, on held-out windows,
+the generator's loss at the chosen positions and the discriminator's replaced-token loss,
+each next to what knowing no context buys (token frequencies; always answering the share
+of replaced tokens).
+
+    python tools/electra_losses.py --run runs/electra \\
+        --record book/results/pretrain_electra_losses_cpu.json
+
+The windows are masked as `tools/record_pretraining.py` masks them for the masked
+language model, so the generator's numbers compare with its. What this deliberately does
+not handle: masked-LM runs (that tool reads those).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+import torch
+
+from scratchformer.bert import BertConfig
+from scratchformer.files import write_atomically
+from scratchformer.pretrain import IGNORED
+from scratchformer.pretrain_loop import PretrainConfig, build_pretrainer, read_pretraining
+from scratchformer.tokenizer import BPETokenizer
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from record_pretraining import held_out_masked, snapshot_seconds  # noqa: E402 (a sibling tool)
+from shown_command import tool_command  # noqa: E402
+
+
+@torch.no_grad()
+def snapshot_losses(snapshot: Path, masked: list[tuple[torch.Tensor, ...]]) -> dict:
+    """Mean generator loss, replaced-token loss and replaced share of one snapshot, with
+    the generator's samples drawn from seed 0 (the same draws at every snapshot)."""
+    payload = read_pretraining(snapshot)
+    model = build_pretrainer(BertConfig(**payload["config"]),
+                             PretrainConfig(**payload["settings"]))
+    model.load_state_dict(payload["model"])
+    model.eval()
+    sampler = torch.Generator().manual_seed(0)
+    parts = torch.tensor([model.loss_parts(inputs, labels, sampler) for inputs, labels, _
+                          in masked], dtype=torch.float64)  # (batches, 3)
+    generator_loss, rtd_loss, replaced_share = parts.mean(dim=0).tolist()
+    return {"generator": generator_loss, "replaced_token": rtd_loss,
+            "replaced_share": replaced_share,
+            "always_the_share": -(replaced_share * math.log(replaced_share)
+                                  + (1 - replaced_share) * math.log(1 - replaced_share))}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--run", required=True, type=Path, help="a pretrain run folder")
+    parser.add_argument("--record", required=True, type=Path, help="JSON file to write")
+    args = parser.parse_args(argv)
+    results = json.loads((args.run / "results.json").read_text())
+    if results["settings"]["objective"] != "electra":
+        raise SystemExit(f"{args.run} is a {results['settings']['objective']} run, "
+                         "not an ELECTRA run")
+    tokenizer = BPETokenizer.load(args.run / "tokenizer.json")
+    masked, unigram = held_out_masked(args.run, tokenizer,
+                                      window=results["settings"]["window"])
+    chosen = torch.cat([labels[labels != IGNORED] for _, labels, _ in masked])
+    snapshots = {}
+    for path in sorted(args.run.glob("snapshot-*.pt")):
+        step = read_pretraining(path)["training"]["step"]
+        snapshots[str(step)] = snapshot_losses(path, masked)
+        print(step, json.dumps(snapshots[str(step)]), flush=True)
+    record = {**tool_command("electra_losses.py", sys.argv[1:] if argv is None else argv,
+                             str(args.record)),
+              "run": {key: results[key] for key in (
+                  "command", "command_as_run", "model_config", "settings", "parameters",
+                  "hardware", "seconds", "history")},
+              "snapshot_seconds": {str(step): seconds for step, seconds
+                                   in snapshot_seconds(args.run).items()},
+              "frequencies_at_chosen": float(-unigram[chosen].mean()),
+              "snapshots": snapshots}
+    text = json.dumps(record, indent=1) + "\n"
+    write_atomically(args.record, lambda handle: handle.write(text.encode()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

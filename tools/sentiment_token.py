@@ -1,0 +1,82 @@
+"""Chapter 12's "Reviews on demand": does a `train-gpt` model read its sentiment token?
+
+For held-out test reviews chosen at random (seed 0), score each review's text after its
+true sentiment token and after the flipped one, and record the per-review difference of
+the mean loss per text token (flipped minus true, nats): positive where the true token
+makes the review likelier. The page computes the mean and its standard error.
+
+    python tools/sentiment_token.py --data $IMDB_DIR --run runs/gpt_cpu --reviews 500 \
+        --record book/results/gpt_cpu_sentiment_token.json
+
+What this deliberately does not handle: text beyond the model's context. Each review is
+cut to its first `context_length - 1` tokens, so every scored token sees the sentiment
+token.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from scratchformer.files import write_atomically
+from scratchformer.framing import clean_review
+from scratchformer.gpt import document_nll
+from scratchformer.gpt_data import SENTIMENT_TOKENS, special_ids
+from scratchformer.gpt_train import load_gpt
+from scratchformer.imdb import load_imdb
+from scratchformer.runs import file_sha256
+from scratchformer.tokenizer import BPETokenizer
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from shown_command import tool_command  # noqa: E402 (a sibling tool)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", required=True, help="the IMDB folder")
+    parser.add_argument("--run", required=True, type=Path, help="a train-gpt run folder")
+    parser.add_argument("--reviews", type=int, default=500)
+    parser.add_argument("--record", required=True, type=Path, help="JSON file to write")
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    torch.set_num_threads(1)
+    model = load_gpt(args.run)
+    tokenizer = BPETokenizer.load(args.run / "tokenizer.json")
+    sentiment_ids = special_ids(tokenizer)
+    test = load_imdb(args.data)["test"]
+    chosen = np.random.default_rng(0).permutation(len(test.texts))[: args.reviews]
+    keep = model.config.context_length - 1
+    differences, lengths = [], []
+    for index in chosen.tolist():
+        text_ids = tokenizer.encode(clean_review(test.texts[index]))[:keep]
+        label = test.labels[index]
+        loss = {}
+        for name, token_label in (("true", label), ("flipped", 1 - label)):
+            token = sentiment_ids[SENTIMENT_TOKENS[token_label]]
+            total, count = document_nll(model, [[token, *text_ids]])
+            loss[name] = total / count
+        differences.append(loss["flipped"] - loss["true"])
+        lengths.append(len(text_ids))
+    shown = tool_command("sentiment_token.py", sys.argv[1:] if argv is None else argv,
+                         str(args.record))
+    record = {**shown,
+              "checkpoint_sha256": file_sha256(args.run / "best.pt"),
+              "reviews": len(differences), "review_indices": chosen.tolist(),
+              "text_tokens": lengths, "flipped_minus_true_nats_per_token": differences,
+              "seconds": time.perf_counter() - started}
+    text = json.dumps(record) + "\n"
+    write_atomically(args.record, lambda handle: handle.write(text.encode()))
+    mean = float(np.mean(differences))
+    se = float(np.std(differences, ddof=1) / len(differences) ** 0.5)
+    print(f"flipped minus true: {mean:+.5f} nats per token (standard error {se:.5f})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
