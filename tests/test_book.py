@@ -74,6 +74,8 @@ EXPECTED_IN_HTML: dict[str, list[str]] = {
         "86.85%", "86.57%", "-0.01", "0.24",  # MLM 6,000 steps; the arm chosen on validation vs scratch, paired SE
         "-0.40", "86.17%", "86.66%", "86.56%",  # ELECTRA; six epochs from scratch; MLM 3,000
         "1.7", "1.17",  # an ELECTRA step's cost; 128-token windows' speed
+        "6.67", "0.403", "0.406",  # ELECTRA's generator; its discriminator against the rate
+        "+2.35", "+2.36",  # the GPT's gain: 2,500 labels; all, pretrained 42 minutes
     ],
     "book/running.html": [
         "5,407", "390", "559", "2.02", "1.33",  # glibc's default, 64 KiB and 16 MiB: MB, time
@@ -90,6 +92,7 @@ EXPECTED_IN_HTML: dict[str, list[str]] = {
         "1.992",  # the shorter run, behind its own windows' bigram
         "505", "12.9", "2.8",  # the nucleus; the key/value cache's speed-ups
         "54.0%", "31",  # agreement with the requested sentiment (fine-tuned); identical pairs
+        "+8.0", "+0.00092", "1.28",  # judged, paired; the likelihood after the true token
     ],
     "book/09_transformer_block.html": [
         "0.655", "0.0607", "0.507", "1.603", "-0.873", "0.304", "-0.020", "-1.522",

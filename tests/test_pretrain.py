@@ -4,6 +4,7 @@ the classifier, and the `pretrain` / `train-imdb --init` commands."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -126,6 +127,25 @@ def test_electra_loss_learns_from_every_token(device: torch.device) -> None:
         model.encoder.blocks[0].attention, "qkv") else True
     with pytest.raises(ValueError, match="same vocab_size and d_model"):
         ElectraPretrainer(config(), config(d_model=32, d_hidden=64))
+
+
+def test_electra_loss_parts_add_up_to_its_loss(device: torch.device) -> None:
+    torch.manual_seed(0)
+    settings = PretrainConfig(objective="electra")
+    model = ElectraPretrainer(config(), generator_config_of(config(), settings)).to(device)
+    model.eval()
+    ids = real_batch(device, (4, 24))
+    inputs, labels = mask_tokens(ids, mask_id=MASK, vocab_size=VOCAB,
+                                 special_ids=[*SPECIAL, MASK],
+                                 generator=torch.Generator(device).manual_seed(0))
+    with torch.no_grad():
+        generator_loss, rtd_loss, replaced_share = model.loss_parts(
+            inputs, labels, torch.Generator(device).manual_seed(0))
+        loss = model.loss(inputs, labels, torch.Generator(device).manual_seed(0))
+    torch.testing.assert_close(loss, generator_loss + 50.0 * rtd_loss, rtol=1e-5, atol=1e-5)
+    chosen_share = (labels != IGNORED).float().mean()
+    assert 0 < replaced_share <= chosen_share  # a sample may equal the original
+    assert abs(float(rtd_loss) - math.log(2)) < 0.5  # untrained: close to a coin's
 
 
 def test_windows_are_framed(device: torch.device) -> None:
