@@ -35,8 +35,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from scratchformer.attention import MultiHeadAttention, causal_mask, padding_mask
-from scratchformer.hardware import MachineBusy, check_quiet, one_minute_load, timing_load
+from scratchformer.nn.attention import MultiHeadAttention, causal_mask, padding_mask
+from scratchformer.runs.hardware import (MachineBusy, check_quiet, one_minute_load,
+                                         timing_load)
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 

@@ -26,27 +26,16 @@ from pathlib import Path
 import torch
 
 from scratchformer import __version__
-from scratchformer.baselines import (
-    LinearTextClassifier,
-    MajorityClass,
-    accuracy,
-    build_vocabulary,
-    count_features,
-    fit_bag_of_words,
-    fit_majority,
-    fit_nbsvm,
-    interpolate,
-    log_count_ratio,
-    review_words,
-    scale_columns,
-    train_linear,
-    word_ngrams,
-)
-from scratchformer.files import write_atomically
-from scratchformer.imdb import ReviewSplit, load_imdb
-from scratchformer.hardware import hardware_info
-from scratchformer.runs import command_record
-from scratchformer.hardware import MachineBusy, check_quiet, one_minute_load, timing_load
+from scratchformer.data.imdb import ReviewSplit, load_imdb
+from scratchformer.io.files import write_atomically
+from scratchformer.measure.baselines import (LinearTextClassifier, MajorityClass,
+                                             accuracy, build_vocabulary, count_features,
+                                             fit_bag_of_words, fit_majority, fit_nbsvm,
+                                             interpolate, log_count_ratio, review_words,
+                                             scale_columns, train_linear, word_ngrams)
+from scratchformer.runs.folders import command_record
+from scratchformer.runs.hardware import (MachineBusy, check_quiet, hardware_info,
+                                         one_minute_load, timing_load)
 
 L2_GRID = (1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2)
 BAG_OF_WORDS_GRID = {"binary": (True, False), "min_count": (1, 2, 5), "l2": L2_GRID}
@@ -143,7 +132,7 @@ def measure(
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", required=True, help="IMDB folder, as `scratchformer.imdb.load_imdb` reads it")
+    parser.add_argument("--data", required=True, help="IMDB folder, as `scratchformer.data.imdb.load_imdb` reads it")
     parser.add_argument("--record", type=Path, default=None, help="also write the results here (JSON)")
     parser.add_argument("--val-size", type=int, default=2500)
     parser.add_argument("--seed", type=int, default=0, help="draws the validation reviews")

@@ -1,6 +1,6 @@
 """Speed of one training step of chapter 10's `cpu` preset model: precision and threads.
 
-One step is what `scratchformer.train.train` does per batch: forward under autocast (or not),
+One step is what `scratchformer.train.loop.train` does per batch: forward under autocast (or not),
 cross-entropy, backward, gradient clipping and a fused AdamW update, on a batch of 64 reviews of
 256 tokens, a third of them ending in padding. Variants, each against the reference measured in
 the same run (float32 with one torch thread):
@@ -29,14 +29,14 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from scratchformer.bert import BertForSequenceClassification
-from scratchformer.files import write_atomically
-from scratchformer.hardware import MachineBusy, check_quiet, one_minute_load, timing_load
-from scratchformer.framing import PAD_ID
-from scratchformer.evaluation import autocast
-from scratchformer.hardware import hardware_info
-from scratchformer.presets import preset
-from scratchformer.train import make_optimizer
+from scratchformer.data.framing import PAD_ID
+from scratchformer.io.files import write_atomically
+from scratchformer.measure.evaluation import autocast
+from scratchformer.models.bert import BertForSequenceClassification
+from scratchformer.runs.hardware import (MachineBusy, check_quiet, hardware_info,
+                                         one_minute_load, timing_load)
+from scratchformer.train.loop import make_optimizer
+from scratchformer.train.presets import preset
 
 
 def main(argv: list[str] | None = None) -> None:

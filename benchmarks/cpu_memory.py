@@ -1,6 +1,6 @@
 """Resident memory and speed of a CPU training run of chapter 12's GPT under three glibc
 allocator settings: its default (a threshold for `mmap` that rises as blocks are freed), the
-threshold fixed at 64 KiB, and fixed at 16 MiB (`scratchformer.hardware.return_freed_memory`'s
+threshold fixed at 64 KiB, and fixed at 16 MiB (`scratchformer.runs.hardware.return_freed_memory`'s
 default).
 
 Each setting runs in its own process: the `cpu` preset's model on random token windows, a
@@ -20,16 +20,17 @@ import json
 import subprocess
 import sys
 
-from scratchformer.hardware import MachineBusy, check_quiet, one_minute_load, timing_load
+from scratchformer.runs.hardware import (MachineBusy, check_quiet, one_minute_load,
+                                         timing_load)
 
 CHILD = """
 import json, sys, time, torch
 from dataclasses import replace
-from scratchformer.gpt import GPTModel
-from scratchformer.gpt_data import TokenWindows
-from scratchformer.gpt_train import gpt_preset, train_gpt
-from scratchformer.hardware import return_freed_memory
-import scratchformer.gpt_train as gpt_train
+from scratchformer.data.windows import TokenWindows
+from scratchformer.models.gpt import GPTModel
+from scratchformer.runs.hardware import return_freed_memory
+from scratchformer.train.gpt import gpt_preset, train_gpt
+import scratchformer.train.gpt as gpt_train
 
 steps, every, threshold = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 if threshold:

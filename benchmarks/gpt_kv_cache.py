@@ -1,6 +1,6 @@
 """Speed of generation with and without chapter 11's key/value cache.
 
-`scratchformer.gpt.generate` writes greedy continuations of a one-token prompt (`<|endoftext|>`)
+`scratchformer.models.gpt.generate` writes greedy continuations of a one-token prompt (`<|endoftext|>`)
 with `use_cache=True` and with `use_cache=False`, for 64, 256 and as many new tokens as the
 context holds (lengths beyond the context are skipped), one sequence at a time. The reference
 for each length is the uncached loop, measured in the same run; the ratio is cached tokens per
@@ -26,13 +26,12 @@ from pathlib import Path
 
 import torch
 
-from scratchformer.gpt import GPTModel, generate
-from scratchformer.gpt_train import gpt_preset
-from scratchformer.gpt_train import load_gpt
-from scratchformer.files import write_atomically
-from scratchformer.hardware import MachineBusy, check_quiet, one_minute_load, timing_load
-from scratchformer.runs import command_record
-from scratchformer.train import hardware_info
+from scratchformer.io.files import write_atomically
+from scratchformer.models.gpt import GPTModel, generate
+from scratchformer.runs.folders import command_record
+from scratchformer.runs.hardware import (MachineBusy, check_quiet, hardware_info,
+                                         one_minute_load, timing_load)
+from scratchformer.train.gpt import gpt_preset, load_gpt
 
 LENGTHS = (64, 256)
 

@@ -22,14 +22,14 @@ import time
 
 import torch
 
-from scratchformer.hardware import return_freed_memory
-from scratchformer.pretrain import mask_tokens
-from scratchformer.pretrain_loop import PretrainingLoss, build_pretrainer
-from scratchformer.pretrain_cli import pretrain_preset
-from scratchformer.train import make_optimizer
-from scratchformer.evaluation import autocast
-from scratchformer.framing import SpecialIds
-from scratchformer.hardware import MachineBusy, check_quiet, one_minute_load, timing_load
+from scratchformer.cli.pretrain import pretrain_preset
+from scratchformer.data.framing import SpecialIds
+from scratchformer.measure.evaluation import autocast
+from scratchformer.models.pretraining import mask_tokens
+from scratchformer.runs.hardware import (MachineBusy, check_quiet, one_minute_load,
+                                         return_freed_memory, timing_load)
+from scratchformer.train.loop import make_optimizer
+from scratchformer.train.pretrain import PretrainingLoss, build_pretrainer
 
 TOKENS_PER_STEP = 8192
 

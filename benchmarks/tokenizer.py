@@ -38,10 +38,12 @@ import tiktoken
 import tokenizers
 from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
 
-from scratchformer.gpt2_files import GPT2_PATTERN, bytes_to_unicode, gpt2_encoding
-from scratchformer.runs import command_record
-from scratchformer.tokenizer import BPETokenizer
-from scratchformer.hardware import MachineBusy, check_quiet, one_minute_load, timing_load
+from scratchformer.runs.folders import command_record
+from scratchformer.runs.hardware import (MachineBusy, check_quiet, one_minute_load,
+                                         timing_load)
+from scratchformer.tokenize.bpe import BPETokenizer
+from scratchformer.tokenize.gpt2_files import (GPT2_PATTERN, bytes_to_unicode,
+                                               gpt2_encoding)
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -138,7 +138,7 @@ def run_under_torchrun(tmp_path: Path, arguments: list[str]) -> subprocess.Compl
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     runner = tmp_path / "run_cli.py"
-    runner.write_text("import sys\nfrom scratchformer.cli import main\nsys.exit(main())\n")
+    runner.write_text("import sys\nfrom scratchformer.cli.commands import main\nsys.exit(main())\n")
     env = {**os.environ, "GLOO_SOCKET_IFNAME": "lo", "OMP_NUM_THREADS": "1"}
     command = [sys.executable, "-m", "torch.distributed.run", "--nnodes=1",
                "--nproc_per_node=2", "--master_addr=127.0.0.1", f"--master_port={port}",

@@ -9,7 +9,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scratchformer.attention import SelfAttention, scaled_dot_product_attention
+from scratchformer.nn.attention import SelfAttention, scaled_dot_product_attention
 
 TOL = 1e-4
 

@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from scratchformer.attention import causal_mask, masked_softmax, padding_mask, scaled_dot_product_attention
+from scratchformer.nn.attention import (causal_mask, masked_softmax, padding_mask,
+                                        scaled_dot_product_attention)
 
 # Source 001's scaled scores for "computer science is the study" (section 1.13).
 SCALED_SCORES = [[0.5 + 0.25 * i + 0.5 * j for j in range(5)] for i in range(5)]

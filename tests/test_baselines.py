@@ -11,21 +11,11 @@ import random
 import pytest
 import torch
 
-from scratchformer.baselines import (
-    LOSSES,
-    accuracy,
-    build_vocabulary,
-    count_features,
-    fit_bag_of_words,
-    fit_majority,
-    fit_nbsvm,
-    interpolate,
-    log_count_ratio,
-    review_words,
-    scale_columns,
-    train_linear,
-    word_ngrams,
-)
+from scratchformer.measure.baselines import (LOSSES, accuracy, build_vocabulary,
+                                             count_features, fit_bag_of_words,
+                                             fit_majority, fit_nbsvm, interpolate,
+                                             log_count_ratio, review_words, scale_columns,
+                                             train_linear, word_ngrams)
 
 POSITIVE = ["great", "wonderful", "loved", "superb"]
 NEGATIVE = ["awful", "boring", "hated", "dreadful"]

@@ -18,32 +18,22 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scratchformer import framing, presets, runs, train
-from scratchformer.attention import padding_mask
-from scratchformer.bert import BertConfig, BertForSequenceClassification
-from scratchformer.cli import main
-from scratchformer.framing import (
-    CLS_ID,
-    PAD_ID,
-    SEP_ID,
-    VOCAB_SIZE,
-    SpecialIds,
-    clean_review,
-    encode_review,
-    frame_tokens,
-)
-from scratchformer.imdb import ReviewSplit, load_imdb
-from scratchformer.review_cache import encode_reviews, review_tokens
-from scratchformer.train import (
-    ReviewLoader,
-    TrainConfig,
-    classification_metrics,
-    classify_texts,
-    evaluate,
-    load_checkpoint,
-    read_checkpoint,
-    save_checkpoint,
-)
+import scratchformer.data.framing as framing
+import scratchformer.train.presets as presets
+import scratchformer.runs.folders as runs
+import scratchformer.train.loop as train
+from scratchformer.cli.commands import main
+from scratchformer.data.batches import ReviewLoader
+from scratchformer.data.framing import (CLS_ID, PAD_ID, SEP_ID, VOCAB_SIZE, SpecialIds,
+                                        clean_review, encode_review, frame_tokens)
+from scratchformer.data.imdb import ReviewSplit, load_imdb
+from scratchformer.data.review_cache import encode_reviews, review_tokens
+from scratchformer.measure.evaluation import classification_metrics, evaluate
+from scratchformer.models.bert import BertConfig, BertForSequenceClassification
+from scratchformer.nn.attention import padding_mask
+from scratchformer.runs.checkpoint import (load_checkpoint, read_checkpoint,
+                                           save_checkpoint)
+from scratchformer.train.loop import TrainConfig, classify_texts
 
 from conftest import run_under_torchrun
 

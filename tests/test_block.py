@@ -8,8 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from scratchformer.attention import padding_mask
-from scratchformer.block import GELU, FeedForward, LayerNorm, TransformerBlock
+from scratchformer.nn.attention import padding_mask
+from scratchformer.nn.block import GELU, FeedForward, LayerNorm, TransformerBlock
 
 # The device fixture is a constant per test, so reusing it across hypothesis examples is safe.
 DEVICE_SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

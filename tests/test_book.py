@@ -467,7 +467,7 @@ def test_exported_cells_are_marked_with_their_module(html_dir: Path) -> None:
             assert f"exported to {module.name}" in badges, f"{chapter}: no cell marked 'exported to {module.name}'"
 
 
-# The chapters that read IMDB; each opens with scratchformer.imdb.STAND_IN_NOTICE when it could not.
+# The chapters that read IMDB; each opens with scratchformer.data.imdb.STAND_IN_NOTICE when it could not.
 DATA_PAGES = ["book/01_tokenization.html", "book/02_embeddings.html", "book/11_training.html",
               "book/12_gpt.html", "book/13_pretraining.html"]
 
@@ -475,7 +475,7 @@ DATA_PAGES = ["book/01_tokenization.html", "book/02_embeddings.html", "book/11_t
 def test_pages_say_when_they_were_computed_on_the_stand_in(html_dir: Path) -> None:
     """With IMDB reachable (always in CI, which sets SCRATCHFORMER_REQUIRE_IMDB=1) no page may
     carry the stand-in warning; without it, every page that reads IMDB must carry it."""
-    from scratchformer.imdb import STAND_IN_NOTICE, book_reviews
+    from scratchformer.data.imdb import STAND_IN_NOTICE, book_reviews
 
     assert STAND_IN_WARNING in STAND_IN_NOTICE
     used_stand_in = book_reviews() is None

@@ -20,13 +20,14 @@ import numpy as np
 import pytest
 import torch
 
-from scratchformer.cli import main
-from scratchformer.gpt import GPTConfig, GPTModel, generate, next_token_probabilities
-from scratchformer.guards import command_line_texts
-from scratchformer.pretrain import BertForMaskedLM, mask_tokens, masked_lm_loss
-from scratchformer.pretrain_loop import PretrainConfig
-from scratchformer.bert import BertConfig
-from scratchformer.tokenizer import BPETokenizer
+from scratchformer.cli.args import command_line_texts
+from scratchformer.cli.commands import main
+from scratchformer.models.bert import BertConfig
+from scratchformer.models.gpt import (GPTConfig, GPTModel, generate,
+                                      next_token_probabilities)
+from scratchformer.models.pretraining import BertForMaskedLM, mask_tokens, masked_lm_loss
+from scratchformer.tokenize.bpe import BPETokenizer
+from scratchformer.train.pretrain import PretrainConfig
 
 from test_failures import cli, refused
 
@@ -160,7 +161,7 @@ def test_a_model_fine_tuned_from_a_snapshot_classifies_with_its_tokenizer(runs: 
 def foreign_tokenizer(runs: dict) -> Path:
     """A tokenizer of the same size as the pretraining run's, learned from other documents."""
     texts = [json.loads(line)["text"] for line in (runs["data"] / "train.jsonl").read_text().splitlines()]
-    from scratchformer.pretrain import train_bert_tokenizer
+    from scratchformer.models.pretraining import train_bert_tokenizer
 
     tokenizer = train_bert_tokenizer(texts[::-1][:30], 300)
     path = runs["root"] / "foreign-tokenizer.json"
@@ -375,7 +376,9 @@ def test_decode_refuses_ids_that_are_not_integers_and_reads_tensors() -> None:
 
 INTERRUPTER = '''
 import sys
-from scratchformer import cli, gpt_train, pretrain_loop
+import scratchformer.cli.commands as cli
+import scratchformer.train.gpt as gpt_train
+import scratchformer.train.pretrain as pretrain_loop
 
 after = int(sys.argv[1])
 for module in (gpt_train, pretrain_loop):
@@ -408,7 +411,7 @@ def test_ctrl_c_says_what_can_be_resumed(runs: dict, tmp_path: Path, command: st
 
 @pytest.mark.parametrize("change", [{"lr": float("nan")}, {"seed": 2**63}, {"steps": 2.5}, {"seed": True}])
 def test_gpt_train_config_refuses_what_would_fail_late(change: dict) -> None:
-    from scratchformer.gpt_train import GPTTrainConfig
+    from scratchformer.train.gpt import GPTTrainConfig
 
     with pytest.raises(ValueError):
         GPTTrainConfig(**change)

@@ -561,13 +561,28 @@ def test_prose_that_says_nothing_was_added_must_match_the_list(tmp_path: Path) -
     assert additions_prose(ROOT) == [], "chapter 5 exports nothing and may say so"
 
 
-def package_imports() -> dict[str, set[str]]:
+# The package's layers, bottom first: a module may import its own sub-package and the layers
+# below its own, never one beside or above it (DESIGN.md, "the package's imports run one way").
+LAYERS = [{"io"}, {"tokenize", "nn"}, {"data"}, {"models"}, {"runs"}, {"measure"}, {"train"},
+          {"web"}, {"cli"}]
+# Modules beside the layers: the package's door (`__init__`, which installs the old paths), the
+# old paths' table (it imports a moved name's new module only when the name is asked for), and
+# the drawing code of the chapters' maps, which imports nothing of the package.
+OUTSIDE_LAYERS = {"scratchformer", "scratchformer._compat", "scratchformer.diagrams"}
+
+
+def package_imports(root: Path = ROOT) -> dict[str, set[str]]:
     """Each module of the package -> the package modules it imports, at any depth of its
     code (a function's deferred import counts as much as one at the top)."""
-    package = ROOT / "src" / "scratchformer"
+    package = root / "src" / "scratchformer"
+
+    def module_of(path: Path) -> str:
+        parts = path.relative_to(package.parent).with_suffix("").parts
+        return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+    modules = {module_of(path): path for path in package.rglob("*.py")}
     graph: dict[str, set[str]] = {}
-    for path in package.glob("*.py"):
-        name = f"scratchformer.{path.stem}"
+    for name, path in modules.items():
         graph[name] = set()
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and node.module:
@@ -576,19 +591,51 @@ def package_imports() -> dict[str, set[str]]:
                 targets = [a.name for a in node.names]
             else:
                 continue
-            graph[name] |= {t for t in targets if t.startswith("scratchformer.") and
-                            (package / f"{t.removeprefix('scratchformer.')}.py").exists()}
+            graph[name] |= {t for t in targets if t in modules and t != name}
     return graph
 
 
-def test_no_module_is_over_400_lines_and_no_modules_import_each_other_in_a_circle() -> None:
-    long = {p.name: n for p in (ROOT / "src" / "scratchformer").glob("*.py")
-            if (n := len(p.read_text().splitlines())) > 400}
-    assert not long, f"split these at their seams: {long}"
+def layer_of(module: str) -> int | None:
+    package = module.split(".")[1] if module.count(".") else ""
+    return next((i for i, layer in enumerate(LAYERS) if package in layer), None)
+
+
+def layer_problems(root: Path = ROOT) -> list[str]:
+    """Modules in no layer, and imports that run up or sideways between layers."""
+    graph = package_imports(root)
+    problems = [f"{m} is in no layer (add its folder to LAYERS)" for m in sorted(graph)
+                if m not in OUTSIDE_LAYERS and layer_of(m) is None]
+    for module, targets in sorted(graph.items()):
+        if module in OUTSIDE_LAYERS or layer_of(module) is None:
+            continue
+        for target in sorted(targets):
+            same_package = target.split(".")[:2] == module.split(".")[:2]
+            if target in OUTSIDE_LAYERS or same_package:
+                continue
+            if layer_of(target) >= layer_of(module):
+                problems.append(f"{module} (layer {layer_of(module)}) imports {target} "
+                                f"(layer {layer_of(target)})")
+    return problems
+
+
+def test_every_module_sits_in_a_layer_and_imports_only_downward() -> None:
+    assert "scratchformer.cli.gpt" in package_imports()["scratchformer.cli.commands"], "the walk sees imports"
+    problems = layer_problems()
+    assert not problems, "\n".join(problems)
+
+
+def test_the_layer_test_sees_an_upward_import(tmp_path: Path) -> None:
+    root = copy_repo(tmp_path)
+    module = root / "src" / "scratchformer" / "nn" / "attention.py"
+    module.write_text(module.read_text() + "\nfrom scratchformer.models.bert import BertConfig\n")
+    assert layer_problems(root) == [
+        "scratchformer.nn.attention (layer 1) imports scratchformer.models.bert (layer 3)"]
+
+
+def test_no_modules_import_each_other_in_a_circle() -> None:
     # `_compat` imports a moved name's new module only when the name is asked for.
-    graph = {m: targets - {"scratchformer._compat"}
-             for m, targets in package_imports().items() if m != "scratchformer._compat"}
-    assert "scratchformer.gpt_cli" in graph["scratchformer.cli"], "the walk sees imports"
+    graph = {m: targets - {"scratchformer._compat", "scratchformer"}
+             for m, targets in package_imports().items() if m not in OUTSIDE_LAYERS}
 
     def circle_from(start: str, path: list[str]) -> list[str] | None:
         for following in sorted(graph[path[-1]]):

@@ -6,8 +6,8 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from scratchformer.diagrams import EXAMPLE_IDS, STEPS, Grid, pipeline_map, shape_diagram  # noqa: E402
-from scratchformer.gpt2_files import gpt2_encoding  # noqa: E402
+from scratchformer.diagrams import (EXAMPLE_IDS, STEPS, Grid, pipeline_map, shape_diagram)  # noqa: E402
+from scratchformer.tokenize.gpt2_files import gpt2_encoding  # noqa: E402
 
 
 def test_the_map_shows_gpt2s_ids_of_its_example_sentence() -> None:

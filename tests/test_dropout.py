@@ -5,13 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from scratchformer.attention import (
-    CausalSelfAttention,
-    Dropout,
-    causal_mask,
-    dropout,
-    masked_softmax,
-)
+from scratchformer.nn.attention import (CausalSelfAttention, Dropout, causal_mask,
+                                        dropout, masked_softmax)
 
 
 @pytest.mark.parametrize("p", [-0.1, 1.0, 1.5])

@@ -9,7 +9,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scratchformer.embedding import TokenEmbedding, one_hot
+from scratchformer.nn.embedding import TokenEmbedding, one_hot
 
 # The fixture is read-only, so reusing it across hypothesis examples is safe.
 PROPERTY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -202,7 +202,7 @@ def run_check(root: Path) -> subprocess.CompletedProcess:
     return run_export(root, "--check")
 
 
-def an_exported_line(root: Path, module: str = "scratchformer.attention") -> tuple[export.Block, int, str]:
+def an_exported_line(root: Path, module: str = "scratchformer.nn.attention") -> tuple[export.Block, int, str]:
     """A `return` line of an exported cell of `module`: (block, line in the chapter, its text).
 
     Found through the exporter itself, so the test does not depend on how the chapter phrases it.
@@ -235,7 +235,7 @@ def test_check_fails_when_a_generated_module_is_edited_alone(tmp_path: Path) -> 
     result = run_check(root)
     assert result.returncode == 1
     assert "attention.py" in result.stdout and f"+{exported}\n" in result.stdout
-    assert "src/scratchformer/attention.py edited by hand" in result.stderr
+    assert "src/scratchformer/nn/attention.py edited by hand" in result.stderr
 
 
 def test_check_fails_when_an_exported_cell_is_edited_alone(tmp_path: Path) -> None:
@@ -352,8 +352,8 @@ def test_export_doc_for_a_module_the_chapter_does_not_feed_is_refused(tmp_path: 
 #   quoted instead of written as `|` blocks;
 # - a blank line goes between a Markdown cell and a code cell that followed it directly (a
 #   `(label)=` target right before the cell it labels);
-# - a tag list whose tag holds a colon is quoted: `[export:scratchformer.imdb]` becomes
-#   `['export:scratchformer.imdb']`.
+# - a tag list whose tag holds a colon is quoted: `[export:scratchformer.data.imdb]` becomes
+#   `['export:scratchformer.data.imdb']`.
 FENCE_OR_TAGS = re.compile(r"^(`{3,}|~{3,})\{code-cell\}|^:tags:")
 
 
@@ -519,7 +519,7 @@ def test_a_hand_edit_in_the_repository_is_refused(tmp_path: Path) -> None:
     edit_line(module, module_line, exported + "  # edited by hand")
     result = run_export(root)
     assert result.returncode == 2
-    assert f"src/scratchformer/attention.py:{module_line} " in result.stderr
+    assert f"src/scratchformer/nn/attention.py:{module_line} " in result.stderr
     assert f"edit {block.chapter}:{line} instead" in result.stderr
     assert "edited by hand" in module.read_text()
 
@@ -789,8 +789,8 @@ def test_removing_a_chapter_says_removed(tmp_path: Path) -> None:
     (root / "book" / "09_transformer_block.md").unlink()
     result = run_export(root)
     assert result.returncode == 0, result.stderr
-    assert "removed src/scratchformer/block.py" in result.stdout
-    assert "wrote src/scratchformer/block.py" not in result.stdout
+    assert "removed src/scratchformer/nn/block.py" in result.stdout
+    assert "wrote src/scratchformer/nn/block.py" not in result.stdout
     assert not (root / "src" / "scratchformer" / "block.py").exists()
 
 
@@ -957,8 +957,8 @@ def test_a_rename_lists_every_break_with_its_chapter_line(tmp_path: Path) -> Non
              if re.search(r"\bcausal_mask\(", line)]
     assert calls
     for number in calls:
-        origin = export.chapter_line(root, "src/scratchformer/attention.py", number)
-        assert f"src/scratchformer/attention.py:{number} [{origin}]: undefined name 'causal_mask'" in report
+        origin = export.chapter_line(root, "src/scratchformer/nn/attention.py", number)
+        assert f"src/scratchformer/nn/attention.py:{number} [{origin}]: undefined name 'causal_mask'" in report
     # The module that imports the old name fails to import, named with its chapter line.
     assert re.search(r"src/scratchformer/gpt\.py:\d+ \[book/12_gpt\.md:\d+\]: importing scratchformer\.gpt\b.*"
                      r"cannot import name 'causal_mask'", report), report
@@ -1002,7 +1002,7 @@ def test_where_in_the_repository_names_the_chapter_that_holds_the_line() -> None
     attention = ROOT / "src" / "scratchformer" / "attention.py"
     lines = attention.read_text().split("\n")
     number = next(n for n, line in enumerate(lines, start=1) if line.startswith("def causal_mask("))
-    chapter, line = export.chapter_line(ROOT, "src/scratchformer/attention.py", number).split(":")
+    chapter, line = export.chapter_line(ROOT, "src/scratchformer/nn/attention.py", number).split(":")
     assert chapter == "book/06_causal_masking.md"
     assert (ROOT / chapter).read_text().split("\n")[int(line) - 1].startswith("def causal_mask(")
 
@@ -1023,7 +1023,7 @@ def test_an_import_another_cell_already_covers_is_dropped(tmp_path: Path) -> Non
 
 def test_a_failing_test_names_the_chapter_line_of_each_generated_line(tmp_path: Path) -> None:
     (tmp_path / "test_breaks.py").write_text(
-        "from scratchformer.attention import causal_mask\n\n\ndef test_breaks():\n    causal_mask('x')\n")
+        "from scratchformer.nn.attention import causal_mask\n\n\ndef test_breaks():\n    causal_mask('x')\n")
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "conftest", "-p", "no:cacheprovider", str(tmp_path)],
         capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT / "tests")})

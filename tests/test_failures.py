@@ -19,12 +19,15 @@ from pathlib import Path
 import pytest
 import torch
 
-from scratchformer import files, framing, imdb, train
-from scratchformer.bert import BertForSequenceClassification
-from scratchformer.framing import encode_review
-from scratchformer.imdb import ReviewSplit, load_imdb
-from scratchformer.review_cache import encode_reviews, review_tokens
-from scratchformer.tokenizer import BPETokenizer
+import scratchformer.io.files as files
+import scratchformer.data.framing as framing
+import scratchformer.data.imdb as imdb
+import scratchformer.train.loop as train
+from scratchformer.data.framing import encode_review
+from scratchformer.data.imdb import ReviewSplit, load_imdb
+from scratchformer.data.review_cache import encode_reviews, review_tokens
+from scratchformer.models.bert import BertForSequenceClassification
+from scratchformer.tokenize.bpe import BPETokenizer
 from test_bert_imdb import tiny_config, toy_loaders, toy_reviews, write_jsonl
 
 # --- data -------------------------------------------------------------------------------------

@@ -25,7 +25,9 @@ from test_failures import cli, refused, timeless
 WRAPPER = '''
 import signal, sys, time
 from pathlib import Path
-from scratchformer import checkpoint, cli, train
+import scratchformer.runs.checkpoint as checkpoint
+import scratchformer.cli.commands as cli
+import scratchformer.train.loop as train
 
 # Ctrl-C raises KeyboardInterrupt whatever the shell that started the tests did with SIGINT
 # (a background job or `nohup` starts its children with SIGINT ignored).
@@ -173,7 +175,9 @@ def test_an_interrupt_before_the_first_checkpoint_leaves_nothing_to_resume(setup
 
 FAILING_CLEAR = '''
 import sys
-from scratchformer import cli, gpt_cli, pretrain_cli
+import scratchformer.cli.commands as cli
+import scratchformer.cli.gpt as gpt_cli
+import scratchformer.cli.pretrain as pretrain_cli
 
 
 def fail(*args, **kwargs):

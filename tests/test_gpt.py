@@ -13,21 +13,21 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from scratchformer.gpt import (GPTConfig, GPTModel, KVCache, block_with_cache, document_nll,
-                               generate, next_token_probabilities)
-from scratchformer.gpt_train import gpt_preset
-from scratchformer.gpt_data import (SPECIAL_TOKENS, Document, TokenWindows, encode_document,
-                                    language_model_documents, special_ids, token_stream,
-                                    train_review_tokenizer)
-from scratchformer.gpt_train import (GPTTrainConfig, load_gpt, save_gpt_checkpoint,
-                                     train_gpt)
-from scratchformer.imdb import ReviewSplit, load_unlabeled
-from scratchformer.ngram import (BigramCounts, KneserNey, add_k_bigram_log_prob, bits_per_byte,
-                                 document_histories, document_pairs, kneser_ney_bigram_log_prob,
-                                 kneser_ney_discount, unigram_log_prob)
-from scratchformer.gpt2_files import END_OF_TEXT
-from scratchformer.checkpoint import read_checkpoint
-from scratchformer.cli import main
+from scratchformer.cli.commands import main
+from scratchformer.data.imdb import ReviewSplit, load_unlabeled
+from scratchformer.data.windows import (SPECIAL_TOKENS, Document, TokenWindows,
+                                        encode_document, language_model_documents,
+                                        special_ids, token_stream, train_review_tokenizer)
+from scratchformer.measure.ngram import (BigramCounts, KneserNey, add_k_bigram_log_prob,
+                                         bits_per_byte, document_histories,
+                                         document_pairs, kneser_ney_bigram_log_prob,
+                                         kneser_ney_discount, unigram_log_prob)
+from scratchformer.models.gpt import (GPTConfig, GPTModel, KVCache, block_with_cache,
+                                      document_nll, generate, next_token_probabilities)
+from scratchformer.runs.checkpoint import read_checkpoint
+from scratchformer.tokenize.gpt2_files import END_OF_TEXT
+from scratchformer.train.gpt import (GPTTrainConfig, gpt_preset, load_gpt,
+                                     save_gpt_checkpoint, train_gpt)
 
 from conftest import run_under_torchrun, toy_texts
 
@@ -587,6 +587,6 @@ def test_cpu_training_returns_freed_memory_on_glibc() -> None:
     """The allocator setting that keeps a long CPU run flat (benchmarks/cpu_memory.py)."""
     import platform
 
-    from scratchformer.hardware import return_freed_memory
+    from scratchformer.runs.hardware import return_freed_memory
 
     assert return_freed_memory() is (platform.libc_ver()[0] == "glibc")

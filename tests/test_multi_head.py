@@ -9,7 +9,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scratchformer.attention import MultiHeadAttention, causal_mask, padding_mask
+from scratchformer.nn.attention import MultiHeadAttention, causal_mask, padding_mask
 
 IMPLS = ["explicit", "sdpa"]
 
@@ -213,7 +213,7 @@ def test_matches_torch_multihead_attention(
 
 def test_kid_smiles_walkthrough_numbers(device: torch.device) -> None:
     """Chapter 8's view/transpose walkthrough: the weights saturate, the merged context is known."""
-    from scratchformer.attention import scaled_dot_product_attention
+    from scratchformer.nn.attention import scaled_dot_product_attention
 
     torch.manual_seed(123)
     weights_cpu = [torch.randn(6, 6) for _ in range(3)]  # drawn on the CPU, as in the chapter
@@ -232,7 +232,7 @@ def test_kid_smiles_walkthrough_numbers(device: torch.device) -> None:
 
 def test_brush_example_weights(device: torch.device) -> None:
     """Chapter 8's ambiguity example: one-hot roles, hand-set query matrices, d_k = 6."""
-    from scratchformer.attention import scaled_dot_product_attention
+    from scratchformer.nn.attention import scaled_dot_product_attention
 
     sentence = "The artist painted the portrait of a woman with a brush".split()
     roles = ["verb", "agent", "person", "object", "instrument", "other"]

@@ -61,7 +61,7 @@ def test_wheel_installs_into_a_fresh_venv(wheel: Path, tmp_path: Path) -> None:
         f"{checks}; "
         f"assert pathlib.Path(scratchformer.__file__).is_relative_to({str(env_dir)!r}), scratchformer.__file__; "
         # GPT-2's vocabulary files are read from the installed package, hash-checked.
-        "from scratchformer.tokenizer import BPETokenizer; from scratchformer.gpt2_files import gpt2_encoding; "
+        "from scratchformer.tokenize.bpe import BPETokenizer; from scratchformer.tokenize.gpt2_files import gpt2_encoding; "
         "assert gpt2_encoding().encode(' Building') == BPETokenizer.from_gpt2().encode(' Building') == [11819]; "
         "print(scratchformer.__version__)"
     )
@@ -77,7 +77,7 @@ def test_wheel_installs_into_a_fresh_venv(wheel: Path, tmp_path: Path) -> None:
 def test_wheel_carries_gpt2_vocabulary(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     for data_file in ("vocab.bpe", "encoder.json", "GPT2-LICENSE"):
-        assert f"scratchformer/data/{data_file}" in names
+        assert f"scratchformer/tokenize/gpt2/{data_file}" in names
 
 
 @pytest.mark.slow
@@ -85,4 +85,4 @@ def test_wheel_declares_the_console_script(wheel: Path) -> None:
     archive = zipfile.ZipFile(wheel)
     (entry_points,) = [name for name in archive.namelist() if name.endswith(".dist-info/entry_points.txt")]
     text = archive.read(entry_points).decode()
-    assert "[console_scripts]" in text and "scratchformer = scratchformer.cli:main" in text
+    assert "[console_scripts]" in text and "scratchformer = scratchformer.cli.commands:main" in text

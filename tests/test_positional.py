@@ -9,15 +9,9 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scratchformer.positional import (
-    LearnedPositionalEmbedding,
-    angular_frequencies,
-    apply_rope,
-    binary_positions,
-    integer_positions,
-    rotate_pairs,
-    sinusoidal_positions,
-)
+from scratchformer.nn.positional import (LearnedPositionalEmbedding, angular_frequencies,
+                                         apply_rope, binary_positions, integer_positions,
+                                         rotate_pairs, sinusoidal_positions)
 
 # The fixture is read-only, so reusing it across hypothesis examples is safe.
 PROPERTY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -11,13 +11,16 @@ import numpy as np
 import pytest
 import torch
 
-from scratchformer.bert import BertConfig, BertForSequenceClassification
-from scratchformer.cli import main
-from scratchformer.framing import SpecialIds
-from scratchformer.pretrain import (IGNORED, BertForMaskedLM, ElectraPretrainer, PretrainingWindows,
-                                    bert_special_ids, mask_tokens, masked_lm_loss, train_bert_tokenizer)
-from scratchformer.pretrain_loop import (PretrainConfig, encode_labelled, generator_config_of,
-                                         load_pretrained_encoder, read_pretraining, save_pretraining)
+from scratchformer.cli.commands import main
+from scratchformer.data.framing import SpecialIds
+from scratchformer.models.bert import BertConfig, BertForSequenceClassification
+from scratchformer.models.pretraining import (IGNORED, BertForMaskedLM, ElectraPretrainer,
+                                              PretrainingWindows, bert_special_ids,
+                                              mask_tokens, masked_lm_loss,
+                                              train_bert_tokenizer)
+from scratchformer.train.pretrain import (PretrainConfig, encode_labelled,
+                                          generator_config_of, load_pretrained_encoder,
+                                          read_pretraining, save_pretraining)
 
 from conftest import run_under_torchrun, toy_texts
 
@@ -221,7 +224,7 @@ def test_two_process_ddp_pretraining_on_cpu(tmp_path: Path, toy_dir: Path) -> No
 
 
 def test_an_interrupted_run_resumes_to_the_same_weights(tmp_path: Path) -> None:
-    from scratchformer.pretrain_loop import build_pretrainer, pretrain
+    from scratchformer.train.pretrain import build_pretrainer, pretrain
 
     stream = torch.randint(996, (3000,), generator=torch.Generator().manual_seed(0)).numpy()
     settings = PretrainConfig(objective="electra", steps=8, batch_size=4, window=24, evals=2,

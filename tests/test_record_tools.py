@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scratchformer.cli import main
-from scratchformer.runs import file_sha256
+from scratchformer.cli.commands import main
+from scratchformer.io.fingerprint import file_sha256
 
 from conftest import ROOT
 from test_gpt import tiny_run_arguments

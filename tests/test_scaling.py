@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from scratchformer.attention import masked_softmax, scaled_dot_product_attention
+from scratchformer.nn.attention import masked_softmax, scaled_dot_product_attention
 
 # Source 001's raw 5x5 attention scores for "The next day is bright" (section 1.12): a separate
 # example, from other matrices than chapter 4's (chapter 5 shows its "next" row as published).

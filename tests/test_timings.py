@@ -17,7 +17,7 @@ import pytest
 import torch
 
 from conftest import ROOT
-from scratchformer.hardware import hardware_info, one_minute_load, timing_load
+from scratchformer.runs.hardware import hardware_info, one_minute_load, timing_load
 
 RECORD = ROOT / "book" / "results" / "gpt_kv_cache.json"
 # A recorded speed-up within 40% of the measured one: three rounds on a quiet 2-CPU machine
@@ -70,7 +70,7 @@ def test_a_timing_is_busy_when_other_work_passes_half_the_cpus(monkeypatch: pyte
 
 
 def test_a_busy_timing_is_refused_or_marked(monkeypatch: pytest.MonkeyPatch) -> None:
-    from scratchformer.hardware import MachineBusy, busy_note, check_quiet
+    from scratchformer.runs.hardware import MachineBusy, busy_note, check_quiet
 
     monkeypatch.setattr("os.cpu_count", lambda: 2)
     busy, quiet = timing_load(3.2, 2.9, own=(0, 1)), timing_load(0.3, 1.1, own=(0, 1))

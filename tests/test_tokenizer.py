@@ -18,12 +18,13 @@ import regex
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-import scratchformer.files as files
-import scratchformer.gpt2_files as gpt2_files
-import scratchformer.tokenizer as tokenizer_module
-from scratchformer.gpt2_files import END_OF_TEXT, GPT2_PATTERN, bytes_to_unicode, gpt2_encoding
-from scratchformer.tokenizer import NEWER_UNICODE_LETTERS, PROBE_TEXT, BPETokenizer
-from scratchformer.word_bpe import Merge, apply_word_merges, train_word_bpe
+import scratchformer.io.files as files
+import scratchformer.tokenize.gpt2_files as gpt2_files
+import scratchformer.tokenize.bpe as tokenizer_module
+from scratchformer.tokenize.bpe import NEWER_UNICODE_LETTERS, PROBE_TEXT, BPETokenizer
+from scratchformer.tokenize.gpt2_files import (END_OF_TEXT, GPT2_PATTERN,
+                                               bytes_to_unicode, gpt2_encoding)
+from scratchformer.tokenize.word_bpe import Merge, apply_word_merges, train_word_bpe
 
 WORD_TABLE = {"old": 7, "older": 3, "finest": 9, "lowest": 4}
 FAST = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

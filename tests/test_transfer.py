@@ -1,15 +1,15 @@
-"""Chapter 13's causal route: chapter 12's GPT as a classifier (scratchformer.transfer)."""
+"""Chapter 13's causal route: chapter 12's GPT as a classifier (scratchformer.train.transfer)."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from scratchformer.gpt import GPTConfig, GPTModel
-from scratchformer.gpt2_files import END_OF_TEXT
-from scratchformer.gpt_data import special_ids, train_review_tokenizer
-from scratchformer.transfer import (GPTClassifier, classification_accuracy, encode_for_gpt,
-                                    fine_tune)
+from scratchformer.data.windows import special_ids, train_review_tokenizer
+from scratchformer.models.gpt import GPTConfig, GPTModel
+from scratchformer.tokenize.gpt2_files import END_OF_TEXT
+from scratchformer.train.transfer import (GPTClassifier, classification_accuracy,
+                                          encode_for_gpt, fine_tune)
 
 from conftest import toy_texts
 
@@ -96,7 +96,7 @@ def test_the_recorded_comparison_runs_end_to_end(tmp_path, toy_dir) -> None:
     import subprocess
     import sys
 
-    from scratchformer.cli import main
+    from scratchformer.cli.commands import main
     from conftest import ROOT
     from test_gpt import tiny_run_arguments
 

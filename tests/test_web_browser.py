@@ -29,15 +29,15 @@ pytest.importorskip("onnx", reason="the web extra is not installed: pip install 
 sys.path.insert(0, str(ROOT / "tools"))
 import book_site  # noqa: E402
 
-from scratchformer.bert import BertConfig, BertForSequenceClassification  # noqa: E402
-from scratchformer.checkpoint import save_checkpoint  # noqa: E402
-from scratchformer.evaluation import token_contributions  # noqa: E402
-from scratchformer.framing import encode_review  # noqa: E402
-from scratchformer.gpt import GPTConfig, GPTModel, generate  # noqa: E402
-from scratchformer.gpt_data import SPECIAL_TOKENS  # noqa: E402
-from scratchformer.gpt_train import save_gpt_checkpoint  # noqa: E402
-from scratchformer.tokenizer import BPETokenizer  # noqa: E402
-from scratchformer.web_export import export_web  # noqa: E402
+from scratchformer.data.framing import encode_review  # noqa: E402
+from scratchformer.data.windows import SPECIAL_TOKENS  # noqa: E402
+from scratchformer.measure.evaluation import token_contributions  # noqa: E402
+from scratchformer.models.bert import (BertConfig, BertForSequenceClassification)  # noqa: E402
+from scratchformer.models.gpt import GPTConfig, GPTModel, generate  # noqa: E402
+from scratchformer.runs.checkpoint import save_checkpoint  # noqa: E402
+from scratchformer.tokenize.bpe import BPETokenizer  # noqa: E402
+from scratchformer.train.gpt import save_gpt_checkpoint  # noqa: E402
+from scratchformer.web.export import export_web  # noqa: E402
 
 pytestmark = pytest.mark.book
 MAX_LEN = 64

@@ -1,4 +1,4 @@
-"""The exported models (`scratchformer.web_export`) compute what the package computes.
+"""The exported models (`scratchformer.web.export`) compute what the package computes.
 
 Small models, made here, are exported and run with ONNX Runtime: the classifier's
 probabilities and per-token contributions within 1e-4 of the package's on 200 reviews, its
@@ -19,19 +19,18 @@ import torch
 pytest.importorskip("onnx", reason="the web extra is not installed: pip install '.[web]'")
 ort = pytest.importorskip("onnxruntime", reason="onnxruntime is not installed")
 
-from scratchformer.attention import padding_mask, scaled_dot_product_attention  # noqa: E402
-from scratchformer.bert import BertConfig, BertForSequenceClassification  # noqa: E402
-from scratchformer.checkpoint import save_checkpoint  # noqa: E402
-from scratchformer.evaluation import token_contributions  # noqa: E402
-from scratchformer.framing import frame_tokens, review_token_lists  # noqa: E402
-from scratchformer.gpt import GPTConfig, GPTModel, generate  # noqa: E402
-from scratchformer.gpt_data import SPECIAL_TOKENS  # noqa: E402
-from scratchformer.gpt_train import save_gpt_checkpoint  # noqa: E402
-from scratchformer.runs import file_sha256  # noqa: E402
-from scratchformer.tokenizer import BPETokenizer  # noqa: E402
-from scratchformer.web_export import (  # noqa: E402
-    ClassifierForWeb, export_web)
-from scratchformer.cli import main as scratchformer_main  # noqa: E402
+from scratchformer.cli.commands import main as scratchformer_main  # noqa: E402
+from scratchformer.data.framing import frame_tokens, review_token_lists  # noqa: E402
+from scratchformer.data.windows import SPECIAL_TOKENS  # noqa: E402
+from scratchformer.io.fingerprint import file_sha256  # noqa: E402
+from scratchformer.measure.evaluation import token_contributions  # noqa: E402
+from scratchformer.models.bert import (BertConfig, BertForSequenceClassification)  # noqa: E402
+from scratchformer.models.gpt import GPTConfig, GPTModel, generate  # noqa: E402
+from scratchformer.nn.attention import (padding_mask, scaled_dot_product_attention)  # noqa: E402
+from scratchformer.runs.checkpoint import save_checkpoint  # noqa: E402
+from scratchformer.tokenize.bpe import BPETokenizer  # noqa: E402
+from scratchformer.train.gpt import save_gpt_checkpoint  # noqa: E402
+from scratchformer.web.export import ClassifierForWeb, export_web  # noqa: E402
 
 pytestmark = pytest.mark.slow
 MAX_LEN = 64
@@ -93,7 +92,7 @@ def gpt_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, GPTModel, B
 
 def test_classifier_probabilities_and_contributions_match_on_200_reviews(
         classifier_run: tuple[Path, dict]) -> None:
-    from scratchformer.checkpoint import load_checkpoint
+    from scratchformer.runs.checkpoint import load_checkpoint
 
     run, _ = classifier_run
     model = load_checkpoint(run)
@@ -115,7 +114,7 @@ def test_classifier_probabilities_and_contributions_match_on_200_reviews(
 
 def test_a_float16_token_table_halves_the_file_and_keeps_the_numbers(
         classifier_run: tuple[Path, dict], capsys: pytest.CaptureFixture) -> None:
-    from scratchformer.checkpoint import load_checkpoint
+    from scratchformer.runs.checkpoint import load_checkpoint
 
     run, full = classifier_run
     assert scratchformer_main(["export-web", "--checkpoint", str(run), "--out", str(run / "half"),
@@ -135,7 +134,7 @@ def test_a_float16_token_table_halves_the_file_and_keeps_the_numbers(
 
 def test_classifier_attention_weights_are_chapter_4s(
         classifier_run: tuple[Path, dict]) -> None:
-    from scratchformer.checkpoint import load_checkpoint
+    from scratchformer.runs.checkpoint import load_checkpoint
 
     run, _ = classifier_run
     model = load_checkpoint(run)

@@ -1,6 +1,6 @@
 """The page's tokenizer (`_static/web/bpe.mjs`) gives the ids Python gives.
 
-It runs under `node` on the tokenizer files `scratchformer.web_export` writes: GPT-2's (the
+It runs under `node` on the tokenizer files `scratchformer.web.export` writes: GPT-2's (the
 classifier's, cut as tiktoken cuts) and one trained as chapter 12 trains the GPT's (cut by the
 `regex` module), on chapter 1's hard cases, on a few thousand generated reviews and, when
 `IMDB_DIR` names a local copy of IMDB, on all 25,000 test reviews.
@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from scratchformer.framing import clean_review, encode_review, review_token_lists
-from scratchformer.gpt_data import SPECIAL_TOKENS
-from scratchformer.tokenizer import NEWER_UNICODE_LETTERS, PROBE_TEXT, BPETokenizer
-from scratchformer.web_tokenizer import js_pattern, tokenizer_record
+from scratchformer.data.framing import clean_review, encode_review, review_token_lists
+from scratchformer.data.windows import SPECIAL_TOKENS
+from scratchformer.tokenize.bpe import NEWER_UNICODE_LETTERS, PROBE_TEXT, BPETokenizer
+from scratchformer.web.tokenizer import js_pattern, tokenizer_record
 
 NODE = shutil.which("node")
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed")
@@ -135,7 +135,7 @@ def test_javascript_tokenizes_all_imdb_test_reviews_as_tiktoken_does(
     if not os.environ.get("IMDB_DIR"):
         pytest.skip("IMDB_DIR does not name a local copy of IMDB: the 25,000 test reviews "
                     "are checked only where they are at hand")
-    from scratchformer.imdb import load_imdb
+    from scratchformer.data.imdb import load_imdb
 
     texts = load_imdb(splits=["test"])["test"].texts
     assert len(texts) == 25000

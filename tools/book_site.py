@@ -24,7 +24,7 @@ Registered in `_config.yml` (`sphinx: local_extensions`). It
   longer its source (a deleted notebook) or its cells failed in the last build;
 - includes each page script once (see `drop_duplicate_scripts`);
 - labels each exported code cell with the module it goes to ("exported to
-  `scratchformer.attention`", styled by `_static/scratchformer.css`);
+  `scratchformer.nn.attention`", styled by `_static/scratchformer.css`);
 - labels the bibliography like the citations ("Vaswani et al., 2017"), not [1], [2], ...
 
 What this deliberately does not handle: builders other than HTML (they get none of this),

@@ -21,11 +21,12 @@ from pathlib import Path
 
 import torch
 
-from scratchformer.bert import BertConfig
-from scratchformer.files import write_atomically
-from scratchformer.pretrain import IGNORED
-from scratchformer.pretrain_loop import PretrainConfig, build_pretrainer, read_pretraining
-from scratchformer.tokenizer import BPETokenizer
+from scratchformer.io.files import write_atomically
+from scratchformer.models.bert import BertConfig
+from scratchformer.models.pretraining import IGNORED
+from scratchformer.tokenize.bpe import BPETokenizer
+from scratchformer.train.pretrain import (PretrainConfig, build_pretrainer,
+                                          read_pretraining)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from record_pretraining import held_out_masked, snapshot_seconds  # noqa: E402 (a sibling tool)

@@ -1,7 +1,7 @@
 """Export the book's tagged code cells into the `scratchformer` package.
 
 Each chapter listed in `_toc.yml` may name a module in its front matter
-(`export: scratchformer.attention`). Its code cells tagged `export` are written to
+(`export: scratchformer.nn.attention`). Its code cells tagged `export` are written to
 that module; a cell tagged `export:scratchformer.<name>` is written to the module it
 names instead, so one chapter can feed several modules. Modules are written in
 `_toc.yml` order, each block preceded by a comment naming the chapter file and the
@@ -40,7 +40,7 @@ generated module it names is followed by the chapter line it comes from, which `
     python tools/export.py --check   # exit 1 listing every problem (a diff if src/ is out of date)
     python tools/export.py --update  # carry hand edits of generated modules back into the chapters
     python tools/export.py --force   # overwrite generated modules even if edited by hand
-    python tools/export.py --where src/scratchformer/attention.py:268   # -> book/08_multi_head.md:407
+    python tools/export.py --where src/scratchformer/nn/attention.py:268   # -> book/08_multi_head.md:407
     ... 2>&1 | python tools/export.py --where -   # a traceback, with the chapter line of each generated line
 
 Run it with the project's virtual environment (`make export`, or `.venv/bin/python
@@ -109,7 +109,7 @@ class ExportError(Exception):
 
 @dataclass
 class Block:
-    module: str  # e.g. "scratchformer.attention"
+    module: str  # e.g. "scratchformer.nn.attention"
     chapter: str  # path relative to the book root, e.g. "book/04_self_attention.md"
     section: str
     line: int  # line of the cell's opening fence in the chapter
@@ -1257,7 +1257,7 @@ def main(argv: list[str] | None = None) -> int:
                       help="carry hand edits of generated modules back into the chapter cells they came from")
     mode.add_argument("--where", metavar="FILE:LINE", nargs="+",
                       help="print the chapter line that a line of a generated module comes from "
-                           "(src/scratchformer/attention.py:268 -> book/07_dropout.md:390); `-` reads a "
+                           "(src/scratchformer/nn/attention.py:268 -> book/07_dropout.md:390); `-` reads a "
                            "traceback from stdin and adds the chapter line to each generated line in it")
     parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent)
     args = parser.parse_args(argv)

@@ -29,16 +29,17 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from scratchformer.files import write_atomically
-from scratchformer.gpt import GPTConfig
-from scratchformer.gpt_data import Document, encode_document
-from scratchformer.gpt_train import load_gpt, read_gpt_checkpoint
-from scratchformer.hardware import hardware_info, one_minute_load, timing_load
-from scratchformer.imdb import load_imdb
-from scratchformer.runs import command_record, file_sha256
-from scratchformer.tokenizer import BPETokenizer
-from scratchformer.transfer import (GPTClassifier, classification_accuracy,
-                                    encode_for_gpt, fine_tune)
+from scratchformer.data.imdb import load_imdb
+from scratchformer.data.windows import Document, encode_document
+from scratchformer.io.files import write_atomically
+from scratchformer.io.fingerprint import file_sha256
+from scratchformer.models.gpt import GPTConfig
+from scratchformer.runs.folders import command_record
+from scratchformer.runs.hardware import hardware_info, one_minute_load, timing_load
+from scratchformer.tokenize.bpe import BPETokenizer
+from scratchformer.train.gpt import load_gpt, read_gpt_checkpoint
+from scratchformer.train.transfer import (GPTClassifier, classification_accuracy,
+                                          encode_for_gpt, fine_tune)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from shown_command import tool_command  # noqa: E402 (a sibling tool)

@@ -42,18 +42,18 @@ echo "== attention benchmark, bf16" | tee -a "$OUT/summary.txt"
 
 if [ -n "${IMDB_DIR:-}" ]; then
     echo "== gpu preset on $LIMIT reviews of each split" | tee -a "$OUT/summary.txt"
-    "$PYTHON" -c "import sys; from scratchformer.cli import main; sys.exit(main(sys.argv[1:]))" \
+    "$PYTHON" -c "import sys; from scratchformer.cli.commands import main; sys.exit(main(sys.argv[1:]))" \
         train-imdb --data "$IMDB_DIR" --out "$OUT/imdb_gpu" --config gpu \
         --limit "$LIMIT" --no-progress --cache "$OUT/cache" 2>&1 | tee -a "$OUT/summary.txt" || status=1
     cp "$OUT/imdb_gpu/results.json" "$OUT/imdb_gpu_results.json" 2>/dev/null
     rm -rf "$OUT/cache" "$OUT/imdb_gpu"
     echo "== gpu pretraining preset, ${PRETRAIN_STEPS:=1000} steps, then fine-tuned" | tee -a "$OUT/summary.txt"
-    "$PYTHON" -c "import sys; from scratchformer.cli import main; sys.exit(main(sys.argv[1:]))" \
+    "$PYTHON" -c "import sys; from scratchformer.cli.commands import main; sys.exit(main(sys.argv[1:]))" \
         pretrain --data "$IMDB_DIR" --out "$OUT/pretrain_gpu" --config gpu \
         --set "steps=$PRETRAIN_STEPS" --no-progress 2>&1 | tee -a "$OUT/summary.txt" || status=1
     last=$(ls "$OUT"/pretrain_gpu/snapshot-*.pt 2>/dev/null | tail -n 1)
     if [ -n "$last" ]; then
-        "$PYTHON" -c "import sys; from scratchformer.cli import main; sys.exit(main(sys.argv[1:]))" \
+        "$PYTHON" -c "import sys; from scratchformer.cli.commands import main; sys.exit(main(sys.argv[1:]))" \
             train-imdb --data "$IMDB_DIR" --out "$OUT/pretrain_gpu_tuned" --config gpu \
             --init "$last" --no-progress 2>&1 | tee -a "$OUT/summary.txt" || status=1
     fi
@@ -61,7 +61,7 @@ if [ -n "${IMDB_DIR:-}" ]; then
     cp "$OUT/pretrain_gpu_tuned/results.json" "$OUT/pretrain_gpu_tuned_results.json" 2>/dev/null
     rm -rf "$OUT/pretrain_gpu" "$OUT/pretrain_gpu_tuned"
     echo "== causal route: train-gpt gpu preset --no-labels, ${GPT_STEPS:=3000} steps, fine-tuned on all labels, pretrained and from scratch" | tee -a "$OUT/summary.txt"
-    "$PYTHON" -c "import sys; from scratchformer.cli import main; sys.exit(main(sys.argv[1:]))" \
+    "$PYTHON" -c "import sys; from scratchformer.cli.commands import main; sys.exit(main(sys.argv[1:]))" \
         train-gpt --data "$IMDB_DIR" --out "$OUT/gpt_gpu" --config gpu --no-labels \
         --set "steps=$GPT_STEPS" --cache "$OUT/cache" --no-progress 2>&1 | tee -a "$OUT/summary.txt" || status=1
     for start in pretrained scratch; do

@@ -18,8 +18,8 @@ import json
 import sys
 from pathlib import Path
 
-from scratchformer.files import write_atomically
-from scratchformer.tokenizer import BPETokenizer
+from scratchformer.io.files import write_atomically
+from scratchformer.tokenize.bpe import BPETokenizer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from record_pretraining import loss_by_position  # noqa: E402 (a sibling tool)

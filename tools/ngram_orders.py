@@ -26,17 +26,17 @@ from pathlib import Path
 
 import numpy as np
 
-from scratchformer.files import write_atomically
-from scratchformer.framing import clean_review
-from scratchformer.gpt import document_nll
-from scratchformer.gpt_cli import cached_stream, run_documents
-from scratchformer.gpt_data import special_ids
-from scratchformer.gpt2_files import END_OF_TEXT
-from scratchformer.gpt_train import load_gpt
-from scratchformer.guards import tokenizer_sha256
-from scratchformer.imdb import load_imdb, load_unlabeled
-from scratchformer.ngram import KneserNey, bits_per_byte, document_histories
-from scratchformer.tokenizer import BPETokenizer
+from scratchformer.cli.gpt import cached_stream, run_documents
+from scratchformer.data.framing import clean_review
+from scratchformer.data.imdb import load_imdb, load_unlabeled
+from scratchformer.data.windows import special_ids
+from scratchformer.io.files import write_atomically
+from scratchformer.io.fingerprint import tokenizer_sha256
+from scratchformer.measure.ngram import KneserNey, bits_per_byte, document_histories
+from scratchformer.models.gpt import document_nll
+from scratchformer.tokenize.bpe import BPETokenizer
+from scratchformer.tokenize.gpt2_files import END_OF_TEXT
+from scratchformer.train.gpt import load_gpt
 
 ORDERS = (2, 3, 4)
 RESAMPLES = 2_000

@@ -2,7 +2,7 @@
 
 For a few hand-picked reviews and for the test reviews the model gets most confidently
 wrong, write each prediction with every token's exact contribution to the logit gap
-(`scratchformer.evaluation.token_contributions`) into a JSON file the chapter reads:
+(`scratchformer.measure.evaluation.token_contributions`) into a JSON file the chapter reads:
 
     python tools/record_predictions.py --checkpoint runs/imdb_cpu --data ../shared/data/imdb \
         --record book/results/imdb_cpu_predictions.json
@@ -20,13 +20,15 @@ from pathlib import Path
 
 import torch
 
-from scratchformer.checkpoint import load_checkpoint, read_checkpoint
-from scratchformer.evaluation import token_contributions
-from scratchformer.files import write_atomically
-from scratchformer.framing import CLS_ID, PAD_ID, SEP_ID, encode_review, review_encoding
-from scratchformer.imdb import LABEL_NAMES, load_imdb
-from scratchformer.review_cache import encode_reviews
-from scratchformer.runs import command_record, file_sha256
+from scratchformer.data.framing import (CLS_ID, PAD_ID, SEP_ID, encode_review,
+                                        review_encoding)
+from scratchformer.data.imdb import LABEL_NAMES, load_imdb
+from scratchformer.data.review_cache import encode_reviews
+from scratchformer.io.files import write_atomically
+from scratchformer.io.fingerprint import file_sha256
+from scratchformer.measure.evaluation import token_contributions
+from scratchformer.runs.checkpoint import load_checkpoint, read_checkpoint
+from scratchformer.runs.folders import command_record
 
 REVIEWS = [
     "Bromwell High is a brilliantly conceived, executed and acted, but sadly overlooked sitcom. "

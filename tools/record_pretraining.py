@@ -28,14 +28,15 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from scratchformer.bert import BertConfig
-from scratchformer.files import write_atomically
-from scratchformer.framing import clean_review
-from scratchformer.pretrain import (IGNORED, BertForMaskedLM, PretrainingWindows,
-                                    bert_special_ids, mask_tokens)
-from scratchformer.pretrain_loop import PretrainConfig, read_pretraining
-from scratchformer.runs import command_record
-from scratchformer.tokenizer import BPETokenizer
+from scratchformer.data.framing import clean_review
+from scratchformer.io.files import write_atomically
+from scratchformer.models.bert import BertConfig
+from scratchformer.models.pretraining import (IGNORED, BertForMaskedLM,
+                                              PretrainingWindows, bert_special_ids,
+                                              mask_tokens)
+from scratchformer.runs.folders import command_record
+from scratchformer.tokenize.bpe import BPETokenizer
+from scratchformer.train.pretrain import PretrainConfig, read_pretraining
 
 # Sentences with one word hidden ("___"), written for this record: none is from IMDB.
 SENTENCES = [

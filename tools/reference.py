@@ -5,8 +5,8 @@ package contains: for each module its docstring, then each exported function, cl
 constant with its signature, its docstring (and a class's public methods), and a link to the
 section of the chapter that teaches it. The text is MyST Markdown using Sphinx's Python
 domain, so names get index entries, appear in the page's contents, and chapters can link to
-them: {py:func}`~scratchformer.attention.scaled_dot_product_attention`,
-{py:class}`~scratchformer.attention.SelfAttention`, {py:mod}`scratchformer.attention`.
+them: {py:func}`~scratchformer.nn.attention.scaled_dot_product_attention`,
+{py:class}`~scratchformer.nn.attention.SelfAttention`, {py:mod}`scratchformer.nn.attention`.
 
     python tools/reference.py    # print the generated Markdown
     python tools/reference.py book/04_self_attention.md   # what that chapter adds

@@ -24,14 +24,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from scratchformer.files import write_atomically
-from scratchformer.framing import clean_review
-from scratchformer.gpt import document_nll
-from scratchformer.gpt_data import SENTIMENT_TOKENS, special_ids
-from scratchformer.gpt_train import load_gpt
-from scratchformer.imdb import load_imdb
-from scratchformer.runs import file_sha256
-from scratchformer.tokenizer import BPETokenizer
+from scratchformer.data.framing import clean_review
+from scratchformer.data.imdb import load_imdb
+from scratchformer.data.windows import SENTIMENT_TOKENS, special_ids
+from scratchformer.io.files import write_atomically
+from scratchformer.io.fingerprint import file_sha256
+from scratchformer.models.gpt import document_nll
+from scratchformer.tokenize.bpe import BPETokenizer
+from scratchformer.train.gpt import load_gpt
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from shown_command import tool_command  # noqa: E402 (a sibling tool)

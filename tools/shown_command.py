@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scratchformer.runs import command_record
+from scratchformer.runs.folders import command_record
 
 ROOT = Path(__file__).resolve().parent.parent
 

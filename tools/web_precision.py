@@ -1,6 +1,6 @@
 """What a float16 token table costs the exported classifier, on all 25,000 test reviews.
 
-Exports a classifier run twice with `scratchformer.web_export.export_web`, its token table
+Exports a classifier run twice with `scratchformer.web.export.export_web`, its token table
 as float32 and as float16, runs both with ONNX Runtime on every test review, and records
 each file's size, each export's test accuracy, the largest differences between the two in
 probability and in a token's contribution, and how many verdicts differ:
@@ -23,10 +23,10 @@ from pathlib import Path
 import numpy as np
 import onnxruntime as ort
 
-from scratchformer.files import write_atomically
-from scratchformer.imdb import load_imdb
-from scratchformer.review_cache import encode_reviews
-from scratchformer.web_export import export_web
+from scratchformer.data.imdb import load_imdb
+from scratchformer.data.review_cache import encode_reviews
+from scratchformer.io.files import write_atomically
+from scratchformer.web.export import export_web
 
 
 def outputs(model: Path, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

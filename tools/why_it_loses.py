@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> None:
 
 def positive_probabilities(run_folder: Path, ids: torch.Tensor) -> list[float]:
     """The saved model's probability of "positive" for each row of `ids` `(N, max_len)`."""
-    from scratchformer.checkpoint import load_checkpoint
+    from scratchformer.runs.checkpoint import load_checkpoint
 
     model = load_checkpoint(run_folder)
     with torch.no_grad():
@@ -87,8 +87,8 @@ def preset_outputs(splits: dict, run: dict, folder: Path, cache: Path,
     reviews and on the test reviews, the Transformer's probability of "positive" and
     NBSVM's score w . x + b, NBSVM trained on the run's other training reviews with the
     settings `benchmarks/baselines.py` chose."""
-    from scratchformer.baselines import fit_nbsvm
-    from scratchformer.review_cache import encode_reviews
+    from scratchformer.data.review_cache import encode_reviews
+    from scratchformer.measure.baselines import fit_nbsvm
 
     train, settings = splits["train"], run["train_config"]
     order = torch.randperm(len(train),
@@ -117,8 +117,8 @@ def preset_outputs(splits: dict, run: dict, folder: Path, cache: Path,
 
 
 def record(args: argparse.Namespace) -> None:
-    from scratchformer.files import write_atomically
-    from scratchformer.imdb import load_imdb
+    from scratchformer.data.imdb import load_imdb
+    from scratchformer.io.files import write_atomically
 
     baselines = json.loads((ROOT / "book" / "results" / "imdb_baselines.json").read_text())
     runs = {}

@@ -1,6 +1,16 @@
 """scratchformer: the Transformer the book *Transformers from Scratch* builds, chapter by chapter.
 
-Each submodule is generated from the chapters that teach it (see `tools/export.py`).
+Sub-packages by layer, each importing only those below it: `io`, then `tokenize` and `nn`,
+`data`, `models`, `runs`, `measure`, `train`, `web`, `cli`. Their modules are generated from the
+chapters that teach them (see `tools/export.py`). The paths of releases 0.1.0 and 0.2.0
+(`scratchformer.attention`, ...) still import, with a DeprecationWarning (`_compat`).
 """
 
-__version__ = "0.2.0"
+import sys
+
+from scratchformer._compat import OldPathFinder
+
+__version__ = "0.3.0"
+
+if not any(isinstance(finder, OldPathFinder) for finder in sys.meta_path):
+    sys.meta_path.append(OldPathFinder())

@@ -1,0 +1,1 @@
+"""Bottom layer: writing files safely. Imports nothing of the package."""
