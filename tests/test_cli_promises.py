@@ -377,16 +377,19 @@ def test_decode_refuses_ids_that_are_not_integers_and_reads_tensors() -> None:
 INTERRUPTER = '''
 import sys
 import scratchformer.cli.commands as cli
-import scratchformer.train.gpt as gpt_train
-import scratchformer.train.pretrain as pretrain_loop
+import scratchformer.train.loop as engine
 
 after = int(sys.argv[1])
-for module in (gpt_train, pretrain_loop):
-    def interrupted(loss, grad_norm, step, config, check=module.check_step):
-        check(loss, grad_norm, step, config)
-        if step + 1 == after:
-            raise KeyboardInterrupt
-    module.check_step = interrupted
+check_step = engine.check_step
+
+
+def interrupted(loss, grad_norm, step, lr):  # every loop's update checks its step here
+    check_step(loss, grad_norm, step, lr)
+    if step + 1 == after:
+        raise KeyboardInterrupt
+
+
+engine.check_step = interrupted
 sys.exit(cli.main(sys.argv[2:]))
 '''
 

@@ -237,6 +237,93 @@ def long_visible_cells(root: Path) -> list[str]:
     return problems
 
 
+# What chapters 10-13 teach, by name: each is defined in a code cell the page shows, never in a
+# folded or removed one (DESIGN.md, "Conventions": what the prose teaches is shown).
+TAUGHT = {
+    "book/10_bert.md": ["frame_tokens", "BertConfig", "BertEmbedding", "BertEncoder",
+                        "BertForSequenceClassification"],
+    "book/11_training.md": ["training_step", "make_optimizer", "lr_multiplier",
+                            "token_contributions"],
+    "book/12_gpt.md": ["GPTModel", "next_token_loss", "next_token_probabilities", "generate",
+                       "KVCache", "attend_with_cache", "block_with_cache"],
+    "book/13_pretraining.md": ["mask_tokens", "BertForMaskedLM", "masked_lm_loss",
+                               "ElectraPretrainer", "GPTClassifier"],
+}
+# The book's own plumbing, never part of a taught cell: it goes in a removed cell after it.
+CHECK_CALLS = {"glue", "glue_md", "markdown_table"}
+
+
+def cell_source(body: list[str]) -> str:
+    """A cell's code without its options (`:tags:` lines or a `---` block)."""
+    start = 0
+    if body and body[0].strip() == "---":
+        start = body.index("---", 1) + 1
+    while start < len(body) and body[start].startswith(":"):
+        start += 1
+    return "\n".join(body[start:])
+
+
+def teaching_cells(root: Path) -> list[tuple[str, int, str, bool]]:
+    """(chapter, line, code, folded) of each code cell of chapters 10-13."""
+    cells = []
+    for chapter in export.toc_chapters(root):
+        if TEACHING_CHAPTERS.match(chapter):
+            for fence, body in code_cells((root / chapter).read_text(encoding="utf-8")):
+                folded = any(FOLDING_TAGS.match(line) for line in body[:12])
+                cells.append((chapter, fence, cell_source(body), folded))
+    return cells
+
+
+def taught_but_folded(root: Path) -> list[str]:
+    """Names in TAUGHT that a chapter defines only in a folded or removed cell, or not at all."""
+    shown: dict[str, set[str]] = {}
+    folded_at: dict[tuple[str, str], int] = {}
+    for chapter, fence, source, folded in teaching_cells(root):
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                if folded:
+                    folded_at[(chapter, node.name)] = fence
+                else:
+                    shown.setdefault(chapter, set()).add(node.name)
+    problems = []
+    for chapter, names in TAUGHT.items():
+        for name in names:
+            if name in shown.get(chapter, set()):
+                continue
+            if (chapter, name) in folded_at:
+                problems.append(f"{chapter}:{folded_at[(chapter, name)]}: {name} is taught but its "
+                                "cell is folded; show it, and move what the prose does not teach "
+                                "(checks, plumbing) into a folded cell or the package")
+            else:
+                problems.append(f"{chapter}: {name} is listed as taught but no cell defines it")
+    return problems
+
+
+def checks_in_taught_cells(root: Path) -> list[str]:
+    """Shown cells of chapters 10-13 that call glue/glue_md/markdown_table or hold an assert."""
+    problems = []
+    for chapter, fence, source, folded in teaching_cells(root):
+        if folded:
+            continue
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        calls = {call_name(node) for node in ast.walk(tree) if isinstance(node, ast.Call)}
+        found = sorted(calls & CHECK_CALLS)
+        if any(isinstance(node, ast.Assert) for node in ast.walk(tree)):
+            found.append("assert")
+        if found:
+            problems.append(f"{chapter}:{fence}: a shown cell uses {', '.join(found)}; put them in "
+                            "a cell of their own after it, tagged remove-cell (remove-input for a "
+                            "table the page shows)")
+    return problems
+
+
 def imported_names(source: str) -> list[tuple[str, str]]:
     """(module, name) of each `from scratchformer... import name` at the top level of a cell."""
     try:
@@ -393,6 +480,8 @@ def all_problems(root: Path, expected: dict[str, list[str]]) -> dict[str, list[s
         "glued numbers": glued_numbers_checked(root, expected),
         "code width": code_width(root),
         "visible cell length": long_visible_cells(root),
+        "taught and shown": taught_but_folded(root),
+        "checks apart from taught code": checks_in_taught_cells(root),
         "own definitions": own_definitions(root),
         "figure alt text": figure_alt_text(root),
         "additions prose": additions_prose(root),
@@ -401,6 +490,7 @@ def all_problems(root: Path, expected: dict[str, list[str]]) -> dict[str, list[s
 
 CONVENTIONS = ["module docstrings", "file numbers", "introduction", "closing sections", "taught in",
                "taught in by hand", "glued numbers", "code width", "visible cell length",
+               "taught and shown", "checks apart from taught code",
                "own definitions",
                "figure alt text", "additions prose"]
 
@@ -649,6 +739,23 @@ def test_no_modules_import_each_other_in_a_circle() -> None:
 
     circles = [c for m in sorted(graph) if (c := circle_from(m, [m]))]
     assert not circles, "modules that import each other: " + " -> ".join(circles[0])
+
+
+def test_a_taught_name_in_a_folded_cell_and_a_check_in_a_shown_cell_are_named(tmp_path: Path) -> None:
+    root = copy_repo(tmp_path)
+    chapter = root / "book" / "12_gpt.md"
+    text = chapter.read_text(encoding="utf-8")
+    shown = "```{code-cell} ipython3\n:tags: [export]\n\nclass KVCache:"
+    assert text.count(shown) == 1
+    chapter.write_text(text.replace(shown, shown.replace("[export]", "[export, hide-input]")),
+                       encoding="utf-8")
+    (problem,) = taught_but_folded(root)
+    assert "book/12_gpt.md:" in problem and "KVCache is taught but its cell is folded" in problem
+    assert checks_in_taught_cells(root) == []
+    chapter.write_text(text + "\n```{code-cell} ipython3\nx = 1\nassert x\nglue_md('x', x)\n```\n",
+                       encoding="utf-8")
+    (problem,) = checks_in_taught_cells(root)
+    assert "a shown cell uses glue_md, assert" in problem
 
 
 def test_a_long_visible_cell_in_a_teaching_chapter_is_named(tmp_path: Path) -> None:

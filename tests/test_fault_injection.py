@@ -61,8 +61,8 @@ if point == "save":  # pause halfway through writing the count-th last.pt
 else:  # pause after the count-th optimizer step has been checked, before it is applied
     check_step = train.check_step
 
-    def paused_check(loss, grad_norm, step, config):
-        check_step(loss, grad_norm, step, config)
+    def paused_check(loss, grad_norm, step, lr):
+        check_step(loss, grad_norm, step, lr)
         if step + 1 == count:
             pause(f"step {count}")
 
