@@ -73,23 +73,28 @@ function modelLine(manifest) {
 }
 
 // ---- the classifier -------------------------------------------------------------------
-// A sequential colour scale (white to dark blue) on the square root of weight / largest weight.
+// The heatmap's colours, white to dark blue on the square root of weight / largest weight (the
+// worker draws the heatmap itself, on the canvas handed to it; this is for the scale's legend).
 const LIGHT = [247, 251, 255], DARK = [8, 48, 107];
 const shade = (s) => LIGHT.map((c, i) => Math.round(c + (DARK[i] - c) * s));
-const LABELLED_AXES = 24;  // at most this many tokens get their text on the heatmap's axes
+const SCALE = `linear-gradient(to right, ${[0, 0.25, 0.5, 0.75, 1].map((s) => `rgb(${shade(s).join(",")})`).join(", ")})`;
+// A contribution's strength as one of ten background shades (classes, so that 256 tokens share
+// ten styles), light enough that black text keeps a contrast of 7:1 at the strongest.
+const LEVELS = 10;
 
 function classifierWidget(root, name) {
   const review = $(root, ".sf-review");
   const verdict = $(root, ".sf-verdict");
   const canvas = $(root, ".sf-heatmap");
-  let worker = null, heads = 1, last = null, inFlight = false, again = false, serial = 0;
+  let worker = null, inFlight = false, again = false, width = 0, hover = null;
 
   function classify() {
     if (!worker) return;
+    root.dataset.pending = "true";
     if (inFlight) { again = true; return; }  // one review at a time; the newest text next
     inFlight = true;
     again = false;
-    worker.postMessage({ type: "classify", text: review.value, serial: ++serial });
+    worker.postMessage({ type: "classify", text: review.value });
   }
 
   function showVerdict(result) {
@@ -104,7 +109,6 @@ function classifierWidget(root, name) {
       $(root, ".sf-tokens").replaceChildren();
       $(root, ".sf-pushes").replaceChildren();
       $(root, ".sf-attention").hidden = true;
-      last = null;
       return;
     }
     const { probability, ids, real, contributions: shares, labels, dropped, cutAt } = result;
@@ -122,13 +126,13 @@ function classifierWidget(root, name) {
       truncation.textContent = "";
       delete truncation.dataset.dropped;
     }
-    const biggest = Math.max(1e-9, ...shares.map(Math.abs));
+    let biggest = 1e-9;
+    for (const share of shares) biggest = Math.max(biggest, Math.abs(share));
     const spans = labels.map((label, i) => {
       const span = document.createElement("span");
       span.textContent = label;
-      const alpha = (Math.abs(shares[i]) / biggest).toFixed(3);
-      span.className = shares[i] >= 0 ? "sf-up" : "sf-down";
-      span.style.background = shares[i] >= 0 ? `rgba(0, 150, 60, ${alpha})` : `rgba(200, 30, 30, ${alpha})`;
+      const level = Math.round(LEVELS * Math.abs(shares[i]) / biggest);
+      span.className = `${shares[i] >= 0 ? "sf-up" : "sf-down"} sf-level-${level}`;
       span.title = signed(shares[i], 4);
       span.dataset.contribution = String(shares[i]);
       return span;
@@ -145,129 +149,76 @@ function classifierWidget(root, name) {
     const strongest = (sign) => order.filter((i) => sign * shares[i] > 0)
       .sort((a, b) => sign * (shares[b] - shares[a])).slice(0, 5)
       .map((i) => `${quoted(labels[i])} ${signed(shares[i], 3)}`).join(", ") || "none";
-    const pushes = $(root, ".sf-pushes");
-    pushes.replaceChildren(
+    $(root, ".sf-pushes").replaceChildren(
       Object.assign(document.createElement("li"), { textContent: `Towards positive: ${strongest(1)}` }),
       Object.assign(document.createElement("li"), { textContent: `Towards negative: ${strongest(-1)}` }));
     $(root, ".sf-attention").hidden = false;
-    last = result;
-    scheduleDraw();
   }
 
-  let drawPending = false;
-  function scheduleDraw() {
-    if (drawPending) return;
-    drawPending = true;
-    requestAnimationFrame(() => { drawPending = false; drawAttention(); });
-  }
-
-  // The (real, real) weights of one head of one layer, from the (1, L, H, T, T) output.
-  function weightsOf(layer, head) {
-    const { attention, real, length } = last;
-    const out = new Float32Array(real * real);
-    const offset = (layer * heads + head) * length * length;
-    for (let q = 0; q < real; q++) {
-      out.set(attention.subarray(offset + q * length, offset + q * length + real), q * real);
-    }
-    return out;
-  }
-
-  let geometry = null;  // where the cells are, for the hover line
-  function drawAttention() {
-    if (!last) return;
-    const { real, labels } = last;
-    const layer = Number($(root, ".sf-layer").value), head = Number($(root, ".sf-head").value);
-    const weights = weightsOf(layer, head);
-    const largest = Math.max(1e-9, ...weights);
-    const width = Math.max(120, Math.min(480, $(root, ".sf-attention").clientWidth));
-    const axes = real <= LABELLED_AXES;
-    const margin = axes ? Math.min(72, Math.round(width / 4)) : 0;
-    const cell = (width - margin) / real;
-    const ratio = window.devicePixelRatio || 1;
-    canvas.width = Math.round(width * ratio);
-    canvas.height = Math.round(width * ratio);
-    canvas.style.width = canvas.style.height = `${width}px`;
-    const context = canvas.getContext("2d");
-    context.setTransform(ratio, 0, 0, ratio, 0, 0);
-    context.clearRect(0, 0, width, width);
-    const pixels = new ImageData(real, real);  // one pixel a cell, scaled up without smoothing
-    for (let i = 0; i < weights.length; i++) {
-      const [r, g, b] = shade(Math.sqrt(weights[i] / largest));
-      pixels.data.set([r, g, b, 255], 4 * i);
-    }
-    const small = new OffscreenCanvas(real, real);
-    small.getContext("2d").putImageData(pixels, 0, 0);
-    context.imageSmoothingEnabled = false;
-    context.drawImage(small, margin, margin, real * cell, real * cell);
-    if (axes) {
-      context.fillStyle = "#222";
-      context.font = `${Math.max(9, Math.min(12, cell * 0.8))}px sans-serif`;
-      context.textBaseline = "middle";
-      const short = (label) => (label.length > 9 ? label.slice(0, 8) + "…" : label).replace(/\s/g, "·");
-      context.textAlign = "right";
-      labels.forEach((label, i) => context.fillText(short(label), margin - 3, margin + (i + 0.5) * cell));
-      context.save();
-      context.rotate(-Math.PI / 2);
-      context.textAlign = "left";
-      labels.forEach((label, i) => context.fillText(short(label), -margin + 3, margin + (i + 0.5) * cell));
-      context.restore();
-    }
-    geometry = { margin, cell, real, weights, labels };
+  // What the worker drew: the words that go with the picture (its text alternative, the scale,
+  // each head's most attended tokens) and the cells' weights for the hover line.
+  function showDrawn(drawn) {
+    const { layer, head, real, largest, side, tops } = drawn;
+    canvas.style.width = canvas.style.height = `${side}px`;
     canvas.setAttribute("aria-label",
       `Attention weights of layer ${layer + 1}, head ${head + 1} over ${real} tokens: each row is ` +
       `a token that looks, each column a token it looks at, darker for a larger weight (up to ` +
       `${largest.toFixed(3)}). The list below names each head's most attended tokens.`);
-    // the colour scale: weight = largest x (position along the bar)^2
-    $(root, ".sf-scale-bar").style.background = `linear-gradient(to right, ${
-      [0, 0.25, 0.5, 0.75, 1].map((s) => `rgb(${shade(s).join(",")})`).join(", ")})`;
     $(root, ".sf-scale-mid").textContent = (largest / 4).toFixed(3);
     $(root, ".sf-scale-max").textContent = largest.toFixed(3);
-    // each head of this layer: the tokens it attends to most, on average over the rows
-    const items = [];
-    for (let h = 0; h < heads; h++) {
-      const w = h === head ? weights : weightsOf(layer, h);
-      const received = new Float64Array(real);
-      for (let q = 0; q < real; q++) for (let k = 0; k < real; k++) received[k] += w[q * real + k] / real;
-      const best = Array.from(received.keys()).sort((a, b) => received[b] - received[a]).slice(0, 5);
-      items.push(Object.assign(document.createElement("li"), {
-        textContent: `Head ${h + 1}: ` + best.map((k) => `${quoted(labels[k])} ${received[k].toFixed(3)}`).join(", "),
-      }));
-    }
-    $(root, ".sf-top").replaceChildren(...items);
     $(root, ".sf-top-layer").textContent = String(layer + 1);
+    $(root, ".sf-top").replaceChildren(...tops.map((top, h) => Object.assign(document.createElement("li"), {
+      textContent: `Head ${h + 1}: ` + top.map(({ label, weight }) => `${quoted(label)} ${weight.toFixed(3)}`).join(", "),
+    })));
+    hover = drawn;
+  }
+
+  function view() {
+    worker?.postMessage({ type: "view", view: {
+      layer: Number($(root, ".sf-layer").value), head: Number($(root, ".sf-head").value),
+      side: Math.max(120, Math.min(480, Math.floor(width))), ratio: window.devicePixelRatio || 1 } });
   }
 
   canvas.addEventListener("mousemove", (event) => {
-    if (!geometry) return;
+    if (!hover) return;
     const box = canvas.getBoundingClientRect();
-    const scale = box.width / parseFloat(canvas.style.width);
-    const x = (event.clientX - box.left) / scale - geometry.margin;
-    const y = (event.clientY - box.top) / scale - geometry.margin;
-    const k = Math.floor(x / geometry.cell), q = Math.floor(y / geometry.cell);
-    if (q < 0 || k < 0 || q >= geometry.real || k >= geometry.real) return;
-    $(root, ".sf-hover").textContent = `${quoted(geometry.labels[q])} (token ${q + 1}) looks at ` +
-      `${quoted(geometry.labels[k])} (token ${k + 1}) with weight ${geometry.weights[q * geometry.real + k].toFixed(3)}`;
+    const scale = box.width / hover.side;
+    const x = (event.clientX - box.left) / scale - hover.margin;
+    const y = (event.clientY - box.top) / scale - hover.margin;
+    const k = Math.floor(x / hover.cell), q = Math.floor(y / hover.cell);
+    if (q < 0 || k < 0 || q >= hover.real || k >= hover.real) return;
+    $(root, ".sf-hover").textContent = `${quoted(hover.labels[q])} (token ${q + 1}) looks at ` +
+      `${quoted(hover.labels[k])} (token ${k + 1}) with weight ${hover.weights[q * hover.real + k].toFixed(3)}`;
   });
 
   loadOnFirstFocus(root, name, (manifest, ready) => {
     worker = ready;
-    const { num_layers: layers, num_heads: headCount } = manifest.config;
-    heads = headCount;
+    const { num_layers: layers, num_heads: heads } = manifest.config;
     for (const [select, count] of [[$(root, ".sf-layer"), layers], [$(root, ".sf-head"), heads]]) {
       for (let i = 0; i < count; i++) select.add(new Option(String(i + 1), String(i)));
     }
+    $(root, ".sf-scale-bar").style.background = SCALE;
+    const offscreen = canvas.transferControlToOffscreen();
+    worker.postMessage({ type: "view", canvas: offscreen }, [offscreen]);
+    view();
     $(root, ".sf-status").textContent = modelLine(manifest);
     classify();
   }, (data) => {
+    if (data.type === "drawn") { showDrawn(data); return; }
     if (data.type !== "verdict") return;
     inFlight = false;
+    root.dataset.pending = String(again);  // false: the verdict is for the text in the box
     showVerdict(data);
     if (again) classify();
   });
   review.addEventListener("input", classify);
-  $(root, ".sf-layer").addEventListener("change", scheduleDraw);
-  $(root, ".sf-head").addEventListener("change", scheduleDraw);
-  new ResizeObserver(scheduleDraw).observe($(root, ".sf-attention"));
+  $(root, ".sf-layer").addEventListener("change", view);
+  $(root, ".sf-head").addEventListener("change", view);
+  new ResizeObserver(([entry]) => {
+    if (!entry.contentRect.width) return;  // hidden: keep the last width
+    width = entry.contentRect.width;
+    view();
+  }).observe($(root, ".sf-attention"));
 }
 
 // ---- the GPT --------------------------------------------------------------------------
@@ -314,6 +265,7 @@ function gptWidget(root, name) {
   function showText(data) {
     text.textContent = data.text;
     text.dataset.ids = JSON.stringify(data.ids);
+    text.dataset.promptLength = String(data.promptLength);  // the ids before the first new one
   }
 
   loadOnFirstFocus(root, name, (manifest, ready) => {

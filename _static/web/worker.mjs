@@ -77,13 +77,26 @@ const yieldToMessages = () => new Promise((resolve) => {
 });
 
 // ---- the classifier -------------------------------------------------------------------
-function classifier({ ort, tokenizer, session }) {
+// The heatmap's colours: white to dark blue on the square root of weight / largest weight, as 256
+// RGBA pixels ready for an ImageData (little-endian: 0xAABBGGRR). widgets.mjs draws the legend.
+const LIGHT = [247, 251, 255], DARK = [8, 48, 107];
+const PALETTE = Uint32Array.from({ length: 256 }, (_, i) => {
+  const [r, g, b] = LIGHT.map((c, j) => Math.round(c + (DARK[j] - c) * i / 255));
+  return ((255 << 24) | (b << 16) | (g << 8) | r) >>> 0;
+});
+const LABELLED_AXES = 24;  // at most this many tokens get their text on the heatmap's axes
+
+function classifier({ ort, manifest, tokenizer, session }) {
   const record = tokenizer.record;
   const framing = record.framing;
-  return async function classify({ text, serial }) {
+  const heads = manifest.config.num_heads;
+  let canvas = null, last = null;
+  const view = { layer: 0, head: 0, side: 0, ratio: 1 };
+
+  async function classify({ text }) {
     const started = performance.now();
     const cleaned = cleanReview(text, record);
-    if (cleaned.trim() === "") { postMessage({ type: "verdict", serial, empty: true }); return; }
+    if (cleaned.trim() === "") { last = null; postMessage({ type: "verdict", empty: true }); return; }
     const body = tokenizer.encodeOrdinary(cleaned);
     const ids = frameTokens(body, framing);
     const budget = framing.max_len - 2;
@@ -92,17 +105,86 @@ function classifier({ ort, tokenizer, session }) {
     const out = await session.run({
       ids: new ort.Tensor("int64", BigInt64Array.from(ids, BigInt), [1, ids.length]) });
     const real = ids.indexOf(framing.sep) + 1;
-    const attention = Float32Array.from(out.attention.data);  // (1, L, H, T, T)
+    const labels = ids.slice(0, real).map((id) => tokenText(tokenizer, id));
+    last = { attention: out.attention.data, real, length: ids.length, labels };  // (1, L, H, T, T)
     postMessage({
-      type: "verdict", serial, ids, real, length: ids.length,
-      probability: out.probabilities.data[1],
-      contributions: Array.from(out.contributions.data.slice(0, real)),
-      labels: ids.slice(0, real).map((id) => tokenText(tokenizer, id)),
+      type: "verdict", ids, real, probability: out.probabilities.data[1],
+      contributions: Array.from(out.contributions.data.slice(0, real)), labels,
       bodyTokens: body.length, dropped,
       // the position in the framed ids where the dropped tokens were: after [CLS] and the head
       cutAt: dropped && framing.truncation !== "head" ? 1 + head : null,
-      attention, milliseconds: performance.now() - started,
-    }, [attention.buffer]);
+      milliseconds: performance.now() - started,
+    });
+    draw();
+  }
+
+  // The (real, real) weights of one head of one layer.
+  function weightsOf(layer, head) {
+    const { attention, real, length } = last;
+    const out = new Float32Array(real * real);
+    const offset = (layer * heads + head) * length * length;
+    for (let q = 0; q < real; q++) {
+      out.set(attention.subarray(offset + q * length, offset + q * length + real), q * real);
+    }
+    return out;
+  }
+
+  // The heatmap of the chosen head, drawn here on the canvas the page handed over, so that
+  // the page's main thread never rasterizes it; the page gets what goes with the picture.
+  function draw() {
+    if (!last || !canvas || !view.side) return;
+    const { real, labels } = last;
+    const { layer, head, side, ratio } = view;
+    const weights = weightsOf(layer, head);
+    let largest = 1e-9;
+    for (let i = 0; i < weights.length; i++) if (weights[i] > largest) largest = weights[i];
+    const axes = real <= LABELLED_AXES;
+    const margin = axes ? Math.min(72, Math.round(side / 4)) : 0;
+    const cell = (side - margin) / real;
+    if (canvas.width !== Math.round(side * ratio)) canvas.width = canvas.height = Math.round(side * ratio);
+    const context = canvas.getContext("2d");
+    context.setTransform(ratio, 0, 0, ratio, 0, 0);
+    context.clearRect(0, 0, side, side);
+    const pixels = new ImageData(real, real);  // one pixel a cell, scaled up without smoothing
+    const colours = new Uint32Array(pixels.data.buffer);
+    for (let i = 0; i < weights.length; i++) colours[i] = PALETTE[Math.round(255 * Math.sqrt(weights[i] / largest))];
+    const small = new OffscreenCanvas(real, real);
+    small.getContext("2d").putImageData(pixels, 0, 0);
+    context.imageSmoothingEnabled = false;
+    context.drawImage(small, margin, margin, real * cell, real * cell);
+    if (axes) {
+      context.fillStyle = "#222";
+      context.font = `${Math.max(9, Math.min(12, cell * 0.8))}px sans-serif`;
+      context.textBaseline = "middle";
+      const short = (label) => (label.length > 9 ? label.slice(0, 8) + "…" : label).replace(/\s/g, "·");
+      context.textAlign = "right";
+      labels.forEach((label, i) => context.fillText(short(label), margin - 3, margin + (i + 0.5) * cell));
+      context.save();
+      context.rotate(-Math.PI / 2);
+      context.textAlign = "left";
+      labels.forEach((label, i) => context.fillText(short(label), -margin + 3, margin + (i + 0.5) * cell));
+      context.restore();
+    }
+    // each head of this layer: the five tokens it attends to most, on average over the rows
+    const tops = [];
+    for (let h = 0; h < heads; h++) {
+      const w = h === head ? weights : weightsOf(layer, h);
+      const received = new Float64Array(real);
+      for (let q = 0; q < real; q++) for (let k = 0; k < real; k++) received[k] += w[q * real + k] / real;
+      tops.push(Array.from(received.keys()).sort((a, b) => received[b] - received[a]).slice(0, 5)
+        .map((k) => ({ label: labels[k], weight: received[k] })));
+    }
+    postMessage({ type: "drawn", layer, head, real, largest, side, margin, cell, tops, labels, weights },
+                [weights.buffer]);
+  }
+
+  return {
+    classify,
+    view(message) {
+      if (message.canvas) canvas = message.canvas;
+      if (message.view) Object.assign(view, message.view);
+      draw();
+    },
   };
 }
 
@@ -125,7 +207,8 @@ function gpt({ ort, manifest, tokenizer, session }) {
     return state.promptText + tokenizer.decode(end < 0 ? written : written.slice(0, end));
   }
   function post(type, extra) {
-    postMessage({ type, ids: state.ids, text: shownText(), contextLength, ...extra });
+    postMessage({ type, ids: state.ids, promptLength: state.prefix, text: shownText(),
+                  contextLength, ...extra });
   }
 
   function reset({ prompt, sentiment }) {
@@ -222,7 +305,7 @@ let busy = false;
 async function handle(message) {
   if (message.type === "load") {
     const model = await load(message.model);
-    handlers = model.manifest.kind === "gpt" ? gpt(model) : { classify: classifier(model) };
+    handlers = model.manifest.kind === "gpt" ? gpt(model) : classifier(model);
     postMessage({ type: "ready", manifest: model.manifest });
   } else {
     await handlers[message.type](message);
