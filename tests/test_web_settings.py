@@ -6,7 +6,10 @@ holds the box on chapter 12's page to the same table, so the box says what Pytho
 from __future__ import annotations
 
 import json
+import random
 import re
+import shutil
+import subprocess
 from typing import Any
 
 import pytest
@@ -75,3 +78,26 @@ def test_the_table_covers_every_rule() -> None:
     """Each of generate's refusals, and runs it accepts, is in the table at least once."""
     starts = {case["error"].split(" ")[0] if case["error"] else None for case in CASES}
     assert starts == {None, "temperature", "top_k", "top_p", "max_new_tokens", "a"}
+
+
+REPR_SCRIPT = """
+import {readSetting, pythonRepr} from "./_static/web/rules.mjs";
+import {readFileSync} from "node:fs";
+const texts = JSON.parse(readFileSync(0, "utf8"));
+console.log(JSON.stringify(texts.map((t) => pythonRepr(readSetting(t, true)))));
+"""
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_the_box_reads_and_writes_numbers_as_python_does() -> None:
+    """`rules.mjs` turns a field's text into the value Python reads and names it as `repr` does,
+    on edge cases and on 2,000 random numbers of every magnitude, so its messages can equal
+    the package's word for word."""
+    draw = random.Random(0)
+    texts = ["", " ", "0", "-0", "007", "+3", "1.", ".5", "-0.0", "1e3", "1E-5", "inf", "-Infinity",
+             "nan", "abc", "1_000", "1e16", "1e15", "123456789012345678", "0.0001", "0.00001"]
+    texts += [repr(draw.uniform(-1, 1) * 10 ** draw.randint(-12, 20)) for _ in range(1000)]
+    texts += [f"{draw.uniform(-1, 1) * 10 ** draw.randint(-6, 8):.{draw.randint(0, 9)}f}" for _ in range(1000)]
+    node = subprocess.run(["node", "--input-type=module", "-e", REPR_SCRIPT], input=json.dumps(texts),
+                          capture_output=True, text=True, cwd=ROOT, timeout=120, check=True)
+    assert json.loads(node.stdout) == [repr(read_setting(text, True)) for text in texts]

@@ -13,7 +13,9 @@ const FLOAT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$|^[+-]?(inf|infinity|nan)$
 export function readSetting(text, emptyIsNone) {
   const trimmed = String(text).trim();
   if (trimmed === "" && emptyIsNone) return { kind: "none", value: null };
-  if (INTEGER.test(trimmed)) return { kind: "int", value: Number(trimmed) };
+  if (INTEGER.test(trimmed)) {  // digits: Python's exact int, which a Number may round
+    return { kind: "int", value: Number(trimmed), digits: BigInt(trimmed).toString() };
+  }
   if (FLOAT.test(trimmed)) {
     const word = trimmed.replace(/^[+-]/, "").toLowerCase();
     const sign = trimmed.startsWith("-") ? -1 : 1;
@@ -51,7 +53,7 @@ function floatRepr(x) {
 export function pythonRepr(setting) {
   switch (setting.kind) {
     case "none": return "None";
-    case "int": return String(setting.value);
+    case "int": return setting.digits;
     case "float": return floatRepr(setting.value);
     default: return `'${setting.value.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`;
   }
@@ -80,7 +82,7 @@ export function generateError(promptLength, count, contextLength, temperature, t
     return `max_new_tokens must be an integer >= 0, got ${pythonRepr(count)}`;
   }
   if (promptLength + count.value > contextLength) {
-    return `a prompt of ${promptLength} tokens plus ${count.value} new ones exceeds the ` +
+    return `a prompt of ${promptLength} tokens plus ${count.digits} new ones exceeds the ` +
       `model's context_length of ${contextLength}`;
   }
   return samplingError(temperature, topK, topP);

@@ -198,8 +198,12 @@ function classifierWidget(root, name) {
       for (let i = 0; i < count; i++) select.add(new Option(String(i + 1), String(i)));
     }
     $(root, ".sf-scale-bar").style.background = SCALE;
-    const offscreen = canvas.transferControlToOffscreen();
-    worker.postMessage({ type: "view", canvas: offscreen }, [offscreen]);
+    if (canvas.transferControlToOffscreen) {
+      const offscreen = canvas.transferControlToOffscreen();
+      worker.postMessage({ type: "view", canvas: offscreen }, [offscreen]);
+    } else {
+      canvas.hidden = true;  // a browser without OffscreenCanvas gets the words, not the picture
+    }
     view();
     $(root, ".sf-status").textContent = modelLine(manifest);
     classify();
@@ -237,6 +241,7 @@ function gptWidget(root, name) {
   }
   function reset() {
     if (!worker) return;
+    if (root.dataset.running === "true") worker.postMessage({ type: "stop" });  // a new prompt mid-run
     message.textContent = "";
     speed.textContent = "";
     worker.postMessage({ type: "reset", prompt: $(root, ".sf-prompt").value,

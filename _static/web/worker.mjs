@@ -132,7 +132,7 @@ function classifier({ ort, manifest, tokenizer, session }) {
   // The heatmap of the chosen head, drawn here on the canvas the page handed over, so that
   // the page's main thread never rasterizes it; the page gets what goes with the picture.
   function draw() {
-    if (!last || !canvas || !view.side) return;
+    if (!last || !view.side) return;
     const { real, labels } = last;
     const { layer, head, side, ratio } = view;
     const weights = weightsOf(layer, head);
@@ -141,6 +141,24 @@ function classifier({ ort, manifest, tokenizer, session }) {
     const axes = real <= LABELLED_AXES;
     const margin = axes ? Math.min(72, Math.round(side / 4)) : 0;
     const cell = (side - margin) / real;
+    if (canvas) paint(weights, largest, margin, cell);
+    // each head of this layer: the five tokens it attends to most, on average over the rows
+    const tops = [];
+    for (let h = 0; h < heads; h++) {
+      const w = h === head ? weights : weightsOf(layer, h);
+      const received = new Float64Array(real);
+      for (let q = 0; q < real; q++) for (let k = 0; k < real; k++) received[k] += w[q * real + k] / real;
+      tops.push(Array.from(received.keys()).sort((a, b) => received[b] - received[a]).slice(0, 5)
+        .map((k) => ({ label: labels[k], weight: received[k] })));
+    }
+    postMessage({ type: "drawn", layer, head, real, largest, side, margin, cell, tops, labels, weights },
+                [weights.buffer]);
+  }
+
+  function paint(weights, largest, margin, cell) {
+    const { real, labels } = last;
+    const { side, ratio } = view;
+    const axes = margin > 0;
     if (canvas.width !== Math.round(side * ratio)) canvas.width = canvas.height = Math.round(side * ratio);
     const context = canvas.getContext("2d");
     context.setTransform(ratio, 0, 0, ratio, 0, 0);
@@ -165,17 +183,6 @@ function classifier({ ort, manifest, tokenizer, session }) {
       labels.forEach((label, i) => context.fillText(short(label), -margin + 3, margin + (i + 0.5) * cell));
       context.restore();
     }
-    // each head of this layer: the five tokens it attends to most, on average over the rows
-    const tops = [];
-    for (let h = 0; h < heads; h++) {
-      const w = h === head ? weights : weightsOf(layer, h);
-      const received = new Float64Array(real);
-      for (let q = 0; q < real; q++) for (let k = 0; k < real; k++) received[k] += w[q * real + k] / real;
-      tops.push(Array.from(received.keys()).sort((a, b) => received[b] - received[a]).slice(0, 5)
-        .map((k) => ({ label: labels[k], weight: received[k] })));
-    }
-    postMessage({ type: "drawn", layer, head, real, largest, side, margin, cell, tops, labels, weights },
-                [weights.buffer]);
   }
 
   return {
