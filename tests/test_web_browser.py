@@ -620,6 +620,7 @@ def test_nothing_overflows_a_box_390_px_wide(browser: Any, site: str, served: di
         browser.execute_script("return new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))")
         overflowing = browser.execute_script(OVERFLOW)
         browser.execute_script(f"document.getElementById('{boxes[0]}').scrollIntoView()")
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         browser.save_screenshot(str(SCREENSHOTS / f"boxes_390px_{Path(page).stem}.png"))
     finally:
         browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
@@ -694,4 +695,5 @@ def test_bytes_before_the_reader_touches_a_box(browser: Any, site: str, served: 
     assert not heavy, heavy
     assert kinds.get("boxes", 0) < BEFORE_INTERACTION_BYTES, kinds
     check_offline_and_quiet(browser, site)
+
 

@@ -235,9 +235,13 @@ function gptWidget(root, name) {
   let worker = null;
 
   function setRunning(running) {
+    const stop = $(root, ".sf-stop");
+    const focused = document.activeElement;  // a disabled button loses the keyboard's focus
     root.dataset.running = String(running);
+    stop.disabled = !running;
     for (const button of buttons) button.disabled = running;
-    $(root, ".sf-stop").disabled = !running;
+    if (running && buttons.includes(focused)) stop.focus();
+    if (!running && focused === stop) $(root, ".sf-run").focus();
   }
   function reset() {
     if (!worker) return;
