@@ -92,8 +92,17 @@ def find_browser() -> tuple[str, str] | None:
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    """Serves quietly, recording each request's method and path (`SITE_REQUESTS`): the requests a page's workers
+    make appear in no timeline the page can read, but every one that reaches the site is here."""
+
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
         pass
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        SITE_REQUESTS.append(f"{self.command} {self.path}")
+
+
+SITE_REQUESTS: list[str] = []
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,13 @@ First, a small classifier and a small GPT stand in for the site's models in
 for three reviews typed into it, the same contribution for a token, and the same ids as
 `generate` for greedy steps with and without the key/value cache. Then the models the site
 serves (the recorded runs', committed in `_static/models/`) run on chapters 11 and 12 and are
-compared with ONNX Runtime in Python on the same files. No request may leave 127.0.0.1; each
-test prints the time to the first verdict and the GPT's tokens per second.
+compared with ONNX Runtime in Python on the same files. Then the boxes as a reader meets them:
+nothing heavy loads before a box is focused; the page's main thread never blocks for long while
+the GPT writes 500 tokens or a 3,000-word review is typed; the first token comes within a
+second of Run and Stop stops within 200 ms; the GPT stops at the end of text and refuses what
+`generate` refuses, with its words (`tests/data/web_settings_cases.json`); truncation is marked;
+an empty review gets a hint; nothing overflows a box 390 px wide; axe-core finds no serious
+or critical violation. No request may leave 127.0.0.1. The tests print what they measure.
 """
 
 from __future__ import annotations
@@ -23,13 +28,13 @@ import pytest
 import torch
 
 from conftest import ROOT
-from test_browser import SCREENSHOTS, browser, site  # noqa: F401 - fixtures
+from test_browser import SCREENSHOTS, SITE_REQUESTS, browser, site  # noqa: F401 - fixtures
 
 pytest.importorskip("onnx", reason="the web extra is not installed: pip install '.[web]'")
 sys.path.insert(0, str(ROOT / "tools"))
 import book_site  # noqa: E402
 
-from scratchformer.data.framing import encode_review  # noqa: E402
+from scratchformer.data.framing import encode_review, review_token_lists  # noqa: E402
 from scratchformer.data.windows import SPECIAL_TOKENS  # noqa: E402
 from scratchformer.measure.evaluation import token_contributions  # noqa: E402
 from scratchformer.models.bert import (BertConfig, BertForSequenceClassification)  # noqa: E402
@@ -88,41 +93,98 @@ def wait_for(browser: Any, script: str, timeout: float = 60) -> Any:  # noqa: F8
 
 
 VERDICT = "return document.querySelector('#sf-classifier .sf-verdict').dataset.probability"
-RUNS = "return +document.querySelector('#sf-classifier .sf-verdict').dataset.runs"
+RUNS = "return +(document.querySelector('#sf-classifier .sf-verdict').dataset.runs || 0)"
 IDS = "return document.querySelector('#sf-classifier .sf-verdict').dataset.ids"
 GPT_IDS = "return document.querySelector('#sf-gpt .sf-text').dataset.ids"
+# the verdict shown is for the text in the box: no review waits to be classified
+SETTLED = "document.getElementById('sf-classifier').dataset.pending === 'false'"
+GPT_RUNS = "return +(document.querySelector('#sf-gpt .sf-speed').dataset.runs || 0)"
+# The control a reader would first focus in each box: focusing it loads the box's model.
+FIRST_CONTROL = {"sf-classifier": ".sf-review", "sf-gpt": ".sf-prompt"}
+
+
+def load_boxes(browser: Any, site: str, page: str, timeout: float = 120) -> list[str]:  # noqa: F811
+    """Open `page`, focus each box on it as a reader would, and wait until every box has its
+    model and has shown its first result; the ids of the boxes."""
+    browser.get(site + page)
+    boxes = wait_for(browser, "const boxes = Array.from(document.querySelectorAll('.sf-widget.sf-live'));"
+                              "return boxes.length && boxes.every((b) => b.dataset.state === 'waiting')"
+                              " && boxes.map((b) => b.id)")
+    for box in boxes:
+        browser.execute_script(f"document.querySelector('#{box} {FIRST_CONTROL[box]}').focus()")
+    for box in boxes:
+        wait_for(browser, f"return document.getElementById('{box}').dataset.state === 'ready'", timeout)
+    if "sf-classifier" in boxes:
+        wait_for(browser, f"{RUNS} > 0", timeout)
+    if "sf-gpt" in boxes:
+        wait_for(browser, GPT_IDS, timeout)
+    return boxes
 
 
 def type_review(browser: Any, review: str) -> list[int]:  # noqa: F811
-    """Type `review` into the classifier's box and wait for its verdict: the ids it framed."""
+    """Put `review` into the classifier's box and wait for its verdict: the ids it framed."""
     box = browser.find_element("css selector", "#sf-classifier .sf-review")
     before = int(browser.execute_script(RUNS))
     browser.execute_script("arguments[0].value = arguments[1];"
                            "arguments[0].dispatchEvent(new Event('input'));", box, review)
-    wait_for(browser, f"{RUNS} > {before}")
+    wait_for(browser, f"{RUNS} > {before} && {SETTLED}")
     return json.loads(browser.execute_script(IDS))
 
 
+SET_GPT = """
+const root = document.getElementById('sf-gpt');
+const fields = arguments[0];
+for (const [selector, value] of Object.entries(fields)) root.querySelector(selector).value = value;
+const cache = root.querySelector('.sf-cache');
+if (arguments[1] !== null && cache.checked !== arguments[1]) {
+  cache.checked = arguments[1];
+  cache.dispatchEvent(new Event('change'));
+}
+root.querySelector('.sf-reset').click();
+"""
+
+
+def run_gpt(browser: Any, fields: dict[str, str], use_cache: bool | None = None,  # noqa: F811
+            timeout: float = 120) -> dict[str, Any]:
+    """Set the GPT box's fields (selector: text), Reset, Run, and wait for the run to finish or
+    be refused: the ids on the page, the speed line and its tokens per second, the message."""
+    browser.execute_script(SET_GPT, fields, use_cache)
+    before = browser.execute_script(GPT_RUNS)
+    browser.execute_script("window.__refused = null;"
+                           "const message = document.querySelector('#sf-gpt .sf-message');"
+                           "new MutationObserver((changes, observer) => {"
+                           "  if (message.textContent && document.getElementById('sf-gpt').dataset.running === 'false')"
+                           "    { window.__refused = message.textContent; observer.disconnect(); }"
+                           "}).observe(message, {childList: true, characterData: true, subtree: true});"
+                           "document.querySelector('#sf-gpt .sf-run').click()")
+    wait_for(browser, f"return {GPT_RUNS[7:]} > {before} || window.__refused !== null", timeout)
+    speed = browser.find_element("css selector", "#sf-gpt .sf-speed")
+    finished = browser.execute_script(GPT_RUNS) > before
+    return {"ids": json.loads(browser.execute_script(GPT_IDS)),
+            "prompt_length": int(browser.execute_script(
+                "return document.querySelector('#sf-gpt .sf-text').dataset.promptLength")),
+            "finished": finished,
+            "speed": speed.text if finished else None,
+            "tokens_per_second": float(speed.get_attribute("data-tokens-per-second") or 0) if finished else None,
+            "message": browser.find_element("css selector", "#sf-gpt .sf-message").text,
+            "text": browser.find_element("css selector", "#sf-gpt .sf-text").text}
+
+
 def run_greedy(browser: Any, prompt: str, sentiment: str, count: int, use_cache: bool,  # noqa: F811
-               timeout: float = 60) -> tuple[list[int], float]:
+               timeout: float = 120) -> tuple[list[int], int, float]:
     """Greedy `count` tokens in the GPT's box after `sentiment` ("" for none) and `prompt`,
-    with or without the cache: the ids on the page and the tokens per second it reports."""
-    browser.execute_script("""
-        const root = document.getElementById('sf-gpt');
-        root.querySelector('.sf-prompt').value = arguments[0];
-        root.querySelector('.sf-sentiment').value = arguments[1];
-        root.querySelector('.sf-temperature').value = '0';
-        root.querySelector('.sf-count').value = arguments[2];
-        const cache = root.querySelector('.sf-cache');
-        cache.checked = arguments[3];
-        cache.dispatchEvent(new Event('change'));
-        root.querySelector('.sf-reset').click();
-        root.querySelector('.sf-speed').textContent = '';
-        root.querySelector('.sf-run').click();""", prompt, sentiment, str(count), use_cache)
-    wait_for(browser, "return document.querySelector('#sf-gpt .sf-speed').textContent", timeout)
-    speed = browser.execute_script(
-        "return document.querySelector('#sf-gpt .sf-speed').dataset.tokensPerSecond")
-    return json.loads(browser.execute_script(GPT_IDS)), float(speed)
+    with or without the cache: the ids on the page, how many of them came before the first
+    new one, and the tokens per second it reports."""
+    run = run_gpt(browser, {".sf-prompt": prompt, ".sf-sentiment": sentiment, ".sf-temperature": "0",
+                            ".sf-count": str(count)}, use_cache, timeout)
+    assert run["finished"], run["message"]
+    return run["ids"], run["prompt_length"], run["tokens_per_second"]
+
+
+def until_first_special(ids: list[int], start: int, specials: set[int]) -> list[int]:
+    """`ids` cut after the first special token at or after `start`, as the box stops there."""
+    end = next((i + 1 for i in range(start, len(ids)) if ids[i] in specials), len(ids))
+    return ids[:end]
 
 
 def check_offline_and_quiet(browser: Any, site: str) -> list[str]:  # noqa: F811
@@ -139,8 +201,8 @@ def check_offline_and_quiet(browser: Any, site: str) -> list[str]:  # noqa: F811
 def test_the_widgets_give_pythons_numbers_offline(
         browser: Any, site: str, models: dict) -> None:  # noqa: F811
     started = time.perf_counter()
-    browser.get(site + "book/web.html")
-    wait_for(browser, VERDICT)
+    SITE_REQUESTS.clear()
+    load_boxes(browser, site, "book/web.html")
     first_verdict = time.perf_counter() - started
     classifier = models["classifier"]
     for review in REVIEWS:
@@ -153,27 +215,36 @@ def test_the_widgets_give_pythons_numbers_offline(
         verdict = browser.find_element("css selector", "#sf-classifier .sf-verdict").text
         assert verdict.startswith("positive" if expected >= 0.5 else "negative")
     shares = token_contributions(classifier, torch.tensor([ids]))[0]
-    spans = browser.find_elements("css selector", "#sf-classifier .sf-tokens span")
+    spans = browser.find_elements("css selector", "#sf-classifier .sf-tokens span:not(.sf-cut)")
     assert len(spans) == sum(i != classifier.config.pad_id for i in ids)
     assert abs(float(spans[3].get_attribute("data-contribution")) - shares[3].item()) < 1e-3
 
     gpt, tokenizer = models["gpt"], models["tokenizer"]
     prompt = "the film was"
     start = [tokenizer.special_ids["<|endoftext|>"]] + tokenizer.encode_ordinary(prompt)
-    expected = generate(gpt, torch.tensor([start]), 12, temperature=0)[0].tolist()
+    expected = until_first_special(generate(gpt, torch.tensor([start]), 12, temperature=0)[0].tolist(),
+                                   len(start), set(tokenizer.special_ids.values()))
     speeds = {}
     for use_cache in (True, False, True, False):  # the second round of each is timed warm
-        ids, speeds[use_cache] = run_greedy(browser, prompt, "", 12, use_cache)
-        assert ids == expected, use_cache
+        ids, prompt_length, speeds[use_cache] = run_greedy(browser, prompt, "", 12, use_cache)
+        assert prompt_length == len(start) and ids == expected, use_cache
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     browser.save_screenshot(str(SCREENSHOTS / "web.png"))
-    resources = check_offline_and_quiet(browser, site)
-    assert any("/_static/ort/" in url for url in resources)
+    check_offline_and_quiet(browser, site)
+    # the workers' requests appear in no timeline the page has: the site saw them come
+    for needed in ("/_static/web/worker.mjs", "/_static/ort/ort-wasm-simd-threaded.wasm",
+                   "/_static/models/imdb/model.onnx", "/_static/models/gpt/model.onnx"):
+        assert f"GET {needed}" in SITE_REQUESTS, f"{needed} was not fetched from the site: {SITE_REQUESTS}"
     print(f"first verdict {first_verdict:.2f} s after the page was asked for; GPT "
           f"{speeds[True]:.1f} tokens/s with the cache, {speeds[False]:.1f} without")
 
 
 SERVED = ROOT / "_static" / "models"
+
+
+def served_specials() -> dict[str, int]:
+    """The special tokens of the GPT the site serves: name -> id."""
+    return json.loads((SERVED / "gpt" / "tokenizer.json").read_text())["special_tokens"]
 
 
 def greedy_with_onnx(session: Any, manifest: dict, ids: list[int], steps: int) -> list[int]:
@@ -213,8 +284,7 @@ def test_the_recorded_models_run_on_their_chapters(
     classifier = ort.InferenceSession(SERVED / "imdb" / "model.onnx")
     framing = json.loads((SERVED / "imdb" / "tokenizer.json").read_text())["framing"]
     started = time.perf_counter()
-    browser.get(site + "book/11_training.html")
-    wait_for(browser, VERDICT, timeout=120)
+    load_boxes(browser, site, "book/11_training.html")
     first_verdict = time.perf_counter() - started
     for review in REVIEWS:
         ids = encode_review(review, framing["max_len"], framing["truncation"])
@@ -223,24 +293,419 @@ def test_the_recorded_models_run_on_their_chapters(
                                                {"ids": torch.tensor([ids]).numpy()})[:2]
         seen = float(browser.execute_script(VERDICT))
         assert abs(seen - probabilities[0, 1]) < 1e-3, (review, seen, probabilities)
-    spans = browser.find_elements("css selector", "#sf-classifier .sf-tokens span")
+    spans = browser.find_elements("css selector", "#sf-classifier .sf-tokens span:not(.sf-cut)")
     assert abs(float(spans[2].get_attribute("data-contribution")) - shares[0, 2]) < 1e-3
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     browser.execute_script("document.getElementById('sf-classifier').scrollIntoView()")
     browser.save_screenshot(str(SCREENSHOTS / "classifier_widget.png"))
 
     gpt = ort.InferenceSession(SERVED / "gpt" / "model.onnx")
-    browser.get(site + "book/12_gpt.html")
-    wait_for(browser, GPT_IDS, 120)
+    specials = served_specials()
+    load_boxes(browser, site, "book/12_gpt.html")
     speeds, expected = {}, None
     for use_cache in (True, False, True, False):  # the second round of each is timed warm
-        ids, speeds[use_cache] = run_greedy(browser, "This movie was", "<|positive|>", 30,
-                                            use_cache, timeout=120)
+        ids, prompt_length, speeds[use_cache] = run_greedy(
+            browser, "This movie was", "<|positive|>", 30, use_cache, timeout=120)
         if expected is None:
-            expected = greedy_with_onnx(gpt, manifests["gpt"], ids[:-30], 30)
+            expected = until_first_special(
+                greedy_with_onnx(gpt, manifests["gpt"], ids[:prompt_length], 30), prompt_length,
+                set(specials.values()))
         assert ids == expected, use_cache
     browser.execute_script("document.getElementById('sf-gpt').scrollIntoView()")
     browser.save_screenshot(str(SCREENSHOTS / "gpt_widget.png"))
     check_offline_and_quiet(browser, site)
     print(f"recorded models: first verdict {first_verdict:.2f} s after chapter 11 was asked "
           f"for; GPT {speeds[True]:.1f} tokens/s with the cache, {speeds[False]:.1f} without")
+
+
+# ---- the boxes as a reader meets them (the served models) ------------------------------------
+BOX_PAGES = ["book/11_training.html", "book/12_gpt.html", "book/web.html"]
+SETTINGS = json.loads((ROOT / "tests" / "data" / "web_settings_cases.json").read_text(encoding="utf-8"))
+LONGEST_TASK_MS = 200
+FIRST_TOKEN_MS = 1000
+STOP_MS = 200
+# Files of the boxes: the page may fetch these before the reader touches a box only if small.
+BOX_FILES = ("/_static/web/", "/_static/models/", "/_static/ort/")
+BEFORE_INTERACTION_BYTES = 1_000_000
+
+OBSERVE_LONG_TASKS = """
+window.__longTasks = [];
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) window.__longTasks.push(entry.duration);
+}).observe({type: 'longtask'});
+"""
+LONGEST_TASK = "return Math.max(0, ...window.__longTasks)"
+
+
+@pytest.fixture
+def served(html_dir: Path) -> dict:
+    """The manifests of the models the site serves; skips a checkout without them."""
+    if not (html_dir / "_static" / "ort" / "ort.wasm.min.mjs").is_file():
+        pytest.skip("onnxruntime-web is not in the built site: run `make mathjax` and build")
+    missing = [name for name in ("imdb", "gpt") if not (SERVED / name / "manifest.json").is_file()]
+    if missing:
+        pytest.skip(f"this checkout has no exported {' or '.join(missing)} in _static/models/")
+    return {name: json.loads((SERVED / name / "manifest.json").read_text()) for name in ("imdb", "gpt")}
+
+
+def test_the_box_pages_are_the_ones_tested(html_dir: Path) -> None:
+    pages = sorted(str(page.relative_to(html_dir)) for page in html_dir.rglob("*.html")
+                   if "sf-widget" in page.read_text(encoding="utf-8", errors="replace")
+                   and not str(page.relative_to(html_dir)).startswith("_"))
+    assert pages == BOX_PAGES
+
+
+def prepare_gpt(browser: Any, fields: dict[str, str], use_cache: bool) -> None:  # noqa: F811
+    """Set the GPT box's fields and Reset, and wait until the box shows the reset text."""
+    browser.execute_script("document.querySelector('#sf-gpt .sf-text').dataset.ids = ''")
+    browser.execute_script(SET_GPT, fields, use_cache)
+    wait_for(browser, GPT_IDS)
+
+
+START_TIMED_RUN = """
+const root = document.getElementById('sf-gpt');
+const text = root.querySelector('.sf-text');
+const before = text.dataset.ids;
+window.__timing = {clicked: performance.now(), first: null};
+new MutationObserver((changes, observer) => {
+  if (text.dataset.ids !== before) { window.__timing.first = performance.now(); observer.disconnect(); }
+}).observe(text, {attributes: true});
+root.querySelector('.sf-run').click();
+"""
+
+STOP = """
+const root = document.getElementById('sf-gpt');
+window.__stop = {clicked: performance.now(), done: null, ids: null};
+new MutationObserver((changes, observer) => {
+  if (root.dataset.running === 'false') {
+    window.__stop.done = performance.now();
+    window.__stop.ids = root.querySelector('.sf-text').dataset.ids;
+    observer.disconnect();
+  }
+}).observe(root, {attributes: true, attributeFilter: ['data-running']});
+root.querySelector('.sf-stop').click();
+"""
+
+
+def test_the_gpt_box_never_blocks_the_page(browser: Any, site: str, served: dict) -> None:  # noqa: F811
+    """500 greedy tokens with the cache and 500 without, streamed: no task of the page's main
+    thread over 200 ms once the model has loaded, the first token within 1 s of Run; then a
+    run stopped halfway stops within 200 ms and writes nothing more."""
+    load_boxes(browser, site, "book/12_gpt.html")
+    browser.execute_script(OBSERVE_LONG_TASKS)
+    fields = {".sf-prompt": "This movie", ".sf-sentiment": "<|positive|>", ".sf-temperature": "0",
+              ".sf-count": "500"}
+    first_token, longest, rates = {}, {}, {}
+    for use_cache in (True, False):
+        prepare_gpt(browser, fields, use_cache)
+        before = browser.execute_script(GPT_RUNS)
+        browser.execute_script("window.__longTasks = []")
+        browser.execute_script(START_TIMED_RUN)
+        wait_for(browser, f"return {GPT_RUNS[7:]} > {before}", timeout=600)
+        longest[use_cache] = browser.execute_script(LONGEST_TASK)
+        timing = browser.execute_script("return window.__timing")
+        first_token[use_cache] = timing["first"] - timing["clicked"]
+        ids = json.loads(browser.execute_script(GPT_IDS))
+        prompt_length = int(browser.execute_script(
+            "return document.querySelector('#sf-gpt .sf-text').dataset.promptLength"))
+        assert len(ids) - prompt_length == 500, browser.find_element("css selector", "#sf-gpt .sf-message").text
+        rates[use_cache] = float(browser.find_element("css selector", "#sf-gpt .sf-speed")
+                                 .get_attribute("data-tokens-per-second"))
+    prepare_gpt(browser, fields, False)
+    browser.execute_script("window.__longTasks = []")
+    browser.execute_script(START_TIMED_RUN)
+    wait_for(browser, f"return JSON.parse({GPT_IDS[7:]}).length >= {prompt_length} + 150", timeout=300)
+    browser.execute_script(STOP)
+    wait_for(browser, "return window.__stop.done !== null", timeout=30)
+    stop = browser.execute_script("return window.__stop")
+    time.sleep(1)
+    assert browser.execute_script(GPT_IDS) == stop["ids"], "tokens appeared after the box stopped"
+    written = len(json.loads(stop["ids"])) - prompt_length
+    assert browser.find_element("css selector", "#sf-gpt .sf-message").text == f"Stopped after {written} tokens."
+    stop_ms = stop["done"] - stop["clicked"]
+    longest["stop"] = browser.execute_script(LONGEST_TASK)
+    print(f"GPT, 500 tokens: longest main-thread task {longest[True]:.0f} ms with the cache "
+          f"({rates[True]:.1f} tokens/s), {longest[False]:.0f} ms without ({rates[False]:.1f} tokens/s); "
+          f"first token {first_token[True]:.0f} ms / {first_token[False]:.0f} ms after Run; "
+          f"Stop after {written} tokens took {stop_ms:.0f} ms (longest task {longest['stop']:.0f} ms)")
+    assert max(longest.values()) <= LONGEST_TASK_MS, longest
+    assert max(first_token.values()) <= FIRST_TOKEN_MS, first_token
+    assert stop_ms <= STOP_MS, stop_ms
+    check_offline_and_quiet(browser, site)
+
+
+TYPE_WORDS = """
+const done = arguments[arguments.length - 1];
+const words = arguments[0], perTick = arguments[1];
+const box = document.querySelector('#sf-classifier .sf-review');
+box.focus();
+box.value = '';
+box.dispatchEvent(new InputEvent('input', {inputType: 'deleteContent'}));
+let at = 0;
+(function typeSome() {
+  if (at >= words.length) { done(at); return; }
+  const chunk = words.slice(at, at + perTick).join(' ') + ' ';
+  box.setRangeText(chunk, box.value.length, box.value.length, 'end');
+  box.dispatchEvent(new InputEvent('input', {inputType: 'insertText', data: chunk}));
+  at += perTick;
+  setTimeout(typeSome, 10);
+})();
+"""
+
+SENTENCES = ["I watched this film on a rainy Sunday and did not expect much from it.",
+             "The acting is superb, the score swells at the right moments, and the plot holds.",
+             "Still, the middle drags badly and two scenes feel like filler.",
+             "By the end I was moved, which is more than I can say for most films this year."]
+
+
+def long_review(words: int) -> str:
+    """A review of exactly `words` words, its sentences repeated."""
+    text = " ".join(SENTENCES * (words // 40 + 1)).split()
+    return " ".join(text[:words])
+
+
+def test_typing_a_long_review_never_blocks_the_page(browser: Any, site: str, served: dict) -> None:  # noqa: F811
+    """A 3,000-word review typed into chapter 11's box, five words every 10 ms, then a few real
+    keystrokes: no main-thread task over 200 ms; the last verdict is Python's for the text."""
+    load_boxes(browser, site, "book/11_training.html")
+    browser.execute_script(OBSERVE_LONG_TASKS)
+    words = long_review(3000).split()
+    before = browser.execute_script(RUNS)
+    browser.set_script_timeout(300)
+    try:
+        browser.execute_async_script(TYPE_WORDS, words[:-3], 5)
+    finally:
+        browser.set_script_timeout(40)
+    browser.find_element("css selector", "#sf-classifier .sf-review").send_keys(" ".join(words[-3:]))
+    wait_for(browser, f"{RUNS} > {before} && {SETTLED}", timeout=120)
+    verdicts = browser.execute_script(RUNS) - before
+    longest = browser.execute_script(LONGEST_TASK)
+    text = browser.execute_script("return document.querySelector('#sf-classifier .sf-review').value")
+    assert len(text.split()) == 3000
+    framing = json.loads((SERVED / "imdb" / "tokenizer.json").read_text())["framing"]
+    assert json.loads(browser.execute_script(IDS)) == encode_review(text, framing["max_len"], framing["truncation"])
+    print(f"typing 3,000 words: {verdicts} verdicts along the way, longest main-thread task {longest:.0f} ms")
+    assert longest <= LONGEST_TASK_MS, longest
+    check_offline_and_quiet(browser, site)
+
+
+def test_truncation_is_marked_with_the_tokens_dropped(browser: Any, site: str, served: dict) -> None:  # noqa: F811
+    load_boxes(browser, site, "book/11_training.html")
+    framing = json.loads((SERVED / "imdb" / "tokenizer.json").read_text())["framing"]
+    assert framing["truncation"] == "head+tail"
+    review = long_review(1000)
+    ids = type_review(browser, review)
+    body = review_token_lists([review])[0]
+    budget = framing["max_len"] - 2
+    dropped = len(body) - budget
+    assert dropped > 0
+    truncation = browser.find_element("css selector", "#sf-classifier .sf-truncation")
+    assert int(truncation.get_attribute("data-dropped")) == dropped
+    assert f"The {dropped:,} tokens between them are dropped" in truncation.text
+    spans = browser.find_elements("css selector", "#sf-classifier .sf-tokens span")
+    markers = [i for i, span in enumerate(spans) if "sf-cut" in span.get_attribute("class")]
+    head = budget // 4
+    assert markers == [1 + head], markers  # after [CLS] and the head
+    assert spans[1 + head].text == f"⋯ {dropped:,} tokens dropped ⋯"
+    assert len(spans) == len(ids) + 1  # every framed id (no padding in a long review), and the marker
+    short = type_review(browser, "Short and sweet.")
+    assert framing["pad"] in short
+    assert not browser.find_elements("css selector", "#sf-classifier .sf-cut")
+    assert browser.find_element("css selector", "#sf-classifier .sf-truncation").get_attribute("data-dropped") is None
+
+
+def test_an_empty_review_gets_a_hint_not_a_verdict(browser: Any, site: str, served: dict) -> None:  # noqa: F811
+    load_boxes(browser, site, "book/11_training.html")
+    for empty in ["", "   \n\t ", "<br /><br />"]:
+        assert type_review(browser, empty) == []
+        verdict = browser.find_element("css selector", "#sf-classifier .sf-verdict")
+        assert verdict.text.startswith("No verdict: the box is empty."), (empty, verdict.text)
+        assert verdict.get_attribute("data-probability") is None
+        assert not browser.find_elements("css selector", "#sf-classifier .sf-tokens span")
+    assert type_review(browser, "Fine.") != []
+    assert browser.execute_script(VERDICT) is not None
+
+
+def test_the_gpt_stops_at_the_end_of_text_and_says_so(browser: Any, site: str, served: dict) -> None:  # noqa: F811
+    """Greedy after "This movie" the served GPT writes <|endoftext|> within 500 tokens: the box
+    stops there, with Python's ids, says so, shows no marker, and writes no more until Reset."""
+    import onnxruntime as ort
+
+    specials = served_specials()
+    load_boxes(browser, site, "book/12_gpt.html")
+    run = run_gpt(browser, {".sf-prompt": "This movie", ".sf-sentiment": "", ".sf-temperature": "0",
+                            ".sf-count": "500"}, True)
+    ids, start = run["ids"], run["prompt_length"]
+    assert ids[-1] == specials["<|endoftext|>"] and len(ids) - start < 500, run
+    session = ort.InferenceSession(SERVED / "gpt" / "model.onnx")
+    expected = greedy_with_onnx(session, served["gpt"], ids[:start], len(ids) - start)
+    assert ids == expected
+    assert run["message"] == "The model wrote <|endoftext|>: the review is finished. Reset to start another."
+    assert run["text"].startswith("This movie") and "<|" not in run["text"]
+    browser.execute_script("document.querySelector('#sf-gpt .sf-run').click()")
+    wait_for(browser, "return document.querySelector('#sf-gpt .sf-message').textContent.startsWith('The review already ended')")
+    assert json.loads(browser.execute_script(GPT_IDS)) == ids
+    print(f"the served GPT ended its review after {len(ids) - start} tokens, as in Python")
+
+
+def test_the_gpt_says_when_its_context_is_full(browser: Any, site: str, served: dict) -> None:  # noqa: F811
+    context = served["gpt"]["config"]["context_length"]
+    load_boxes(browser, site, "book/12_gpt.html")
+    run = run_gpt(browser, {".sf-prompt": " the" * (context - 13), ".sf-sentiment": "",
+                            ".sf-temperature": "0", ".sf-count": "12"}, True)
+    assert run["prompt_length"] == context - 12 and len(run["ids"]) == context, run["message"]
+    assert run["message"] == f"The context is full: the model reads at most {context} tokens. Reset to start another."
+
+
+@pytest.mark.parametrize("case", [{**SETTINGS["defaults"], **case} for case in SETTINGS["cases"]],
+                         ids=lambda case: ",".join(f"{k}={v!r}" for k, v in case.items()
+                                                   if k != "error" and SETTINGS["defaults"].get(k) != v))
+def test_the_gpt_box_refuses_what_generate_refuses(browser: Any, site: str, served: dict,  # noqa: F811
+                                                   case: dict) -> None:
+    """Each case of the table the Python test holds the package to: the box's message is the
+    package's, word for word, or the box writes."""
+    assert served["gpt"]["config"]["context_length"] == SETTINGS["context_length"]
+    if browser.execute_script("return !document.getElementById('sf-gpt') || "
+                              "document.getElementById('sf-gpt').dataset.state !== 'ready'"):
+        load_boxes(browser, site, "book/12_gpt.html")
+    run = run_gpt(browser, {".sf-prompt": " the" * (case["prompt_tokens"] - 1), ".sf-sentiment": "",
+                            ".sf-temperature": case["temperature"], ".sf-topk": case["top_k"],
+                            ".sf-topp": case["top_p"], ".sf-count": case["max_new_tokens"]}, True)
+    assert run["prompt_length"] == case["prompt_tokens"]
+    if case["error"] is None:
+        assert run["finished"], run["message"]
+        assert len(run["ids"]) - case["prompt_tokens"] <= int(case["max_new_tokens"])
+    else:
+        assert not run["finished"]
+        assert run["message"] == case["error"]
+        assert len(run["ids"]) == case["prompt_tokens"]
+
+
+def fill_boxes(browser: Any, boxes: list[str]) -> None:  # noqa: F811
+    """Give each box on the page something to show: a review long enough to be cut, 20 tokens."""
+    if "sf-classifier" in boxes:
+        type_review(browser, long_review(400))
+    if "sf-gpt" in boxes:
+        run_gpt(browser, {".sf-prompt": "This movie", ".sf-sentiment": "<|positive|>",
+                          ".sf-temperature": "0.8", ".sf-count": "20"}, True)
+
+
+OVERFLOW = """
+const out = [];
+const page = document.documentElement.clientWidth;
+for (const box of document.querySelectorAll('.sf-widget')) {
+  const outer = box.getBoundingClientRect();
+  if (box.scrollWidth > box.clientWidth + 1) out.push(`${box.id} scrolls: ${box.scrollWidth} px in ${box.clientWidth}`);
+  if (outer.left < -1 || outer.right > page + 1) out.push(`${box.id} spans ${outer.left}-${outer.right} px of ${page}`);
+  for (const el of box.querySelectorAll('*')) {
+    const r = el.getBoundingClientRect();
+    if (r.width && (r.left < outer.left - 1 || r.right > outer.right + 1)) {
+      out.push(`${box.id} ${el.tagName.toLowerCase()}.${el.className}: ${r.left.toFixed(0)}-${r.right.toFixed(0)} px, `
+               + `the box ${outer.left.toFixed(0)}-${outer.right.toFixed(0)}`);
+    }
+  }
+}
+return out;
+"""
+
+
+@pytest.mark.parametrize("page", BOX_PAGES)
+def test_nothing_overflows_a_box_390_px_wide(browser: Any, site: str, served: dict, page: str) -> None:  # noqa: F811
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                            {"width": 390, "height": 844, "deviceScaleFactor": 2, "mobile": True})
+    try:
+        boxes = load_boxes(browser, site, page)
+        assert browser.execute_script("return window.innerWidth") == 390
+        fill_boxes(browser, boxes)
+        browser.execute_script("return new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))")
+        overflowing = browser.execute_script(OVERFLOW)
+        browser.execute_script(f"document.getElementById('{boxes[0]}').scrollIntoView()")
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        browser.save_screenshot(str(SCREENSHOTS / f"boxes_390px_{Path(page).stem}.png"))
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    assert not overflowing, overflowing
+
+
+AXE = ROOT / "node_modules" / "axe-core"
+
+
+AXE_RUN = """
+const done = arguments[arguments.length - 1];
+axe.run(arguments[0] ? {include: [[arguments[0]]]} : document, {resultTypes: ['violations']}).then(
+  (result) => done(result.violations.map((v) => ({id: v.id, impact: v.impact, help: v.help,
+    nodes: v.nodes.map((n) => n.target.join(' '))}))),
+  (err) => done([{id: 'axe failed', impact: 'critical', help: String(err), nodes: []}]));
+"""
+
+
+def axe_summary(violations: list[dict]) -> str:
+    return "; ".join(f"{v['impact']} {v['id']} ({len(v['nodes'])} nodes, e.g. {v['nodes'][:2]})"
+                     for v in violations) or "no violation"
+
+
+@pytest.mark.parametrize("page", BOX_PAGES)
+def test_axe_finds_no_serious_violation_in_a_box(browser: Any, site: str, served: dict,  # noqa: F811
+                                                 page: str) -> None:
+    """axe-core (package.json pins it; injected from node_modules, so nothing is fetched) on the
+    boxes of the page, loaded and showing results: no serious or critical violation. The whole
+    page is checked too, and what axe finds outside the boxes (the theme's) is printed."""
+    if not (AXE / "axe.min.js").is_file():
+        pytest.fail("axe-core is not installed: run `make mathjax` (npm install)")
+    pinned = json.loads((ROOT / "package.json").read_text())["dependencies"]["axe-core"]
+    assert json.loads((AXE / "package.json").read_text())["version"] == pinned
+    boxes = load_boxes(browser, site, page)
+    fill_boxes(browser, boxes)
+    browser.execute_script((AXE / "axe.min.js").read_text(encoding="utf-8"))
+    browser.set_script_timeout(120)
+    try:
+        in_boxes = browser.execute_async_script(AXE_RUN, ".sf-widget")
+        whole_page = browser.execute_async_script(AXE_RUN, None)
+    finally:
+        browser.set_script_timeout(40)
+    print(f"{page}: axe-core {pinned}, the boxes: {axe_summary(in_boxes)}; the whole page: "
+          f"{axe_summary(whole_page)}")
+    serious = [v for v in in_boxes if v["impact"] in ("serious", "critical")]
+    assert not serious, serious
+
+
+BYTES_BEFORE_INTERACTION = """
+const entries = [...performance.getEntriesByType('navigation'), ...performance.getEntriesByType('resource')];
+return entries.map((e) => [new URL(e.name).pathname, e.encodedBodySize]);
+"""
+
+
+@pytest.mark.parametrize("page", BOX_PAGES)
+def test_bytes_before_the_reader_touches_a_box(browser: Any, site: str, served: dict, page: str) -> None:  # noqa: F811
+    """A page with a box, loaded afresh and left alone: what it fetched, by kind. The boxes'
+    own files (their script, the model index and manifests) stay under 1 MB, and no model,
+    tokenizer or runtime is among them; printed with the theme's, MathJax's and the page's own."""
+    browser.execute_cdp_cmd("Network.clearBrowserCache", {})
+    SITE_REQUESTS.clear()
+    browser.get(site + page)
+    wait_for(browser, "return document.readyState === 'complete' && "
+                      "Array.from(document.querySelectorAll('.sf-widget.sf-live'))"
+                      ".every((b) => b.querySelector('.sf-status').textContent.includes('MB'))")
+    time.sleep(2)  # anything late (fonts, MathJax's parts) has come
+    fetched = browser.execute_script(BYTES_BEFORE_INTERACTION)
+    kinds: dict[str, int] = {}
+    for path, size in fetched:
+        if path.startswith(BOX_FILES):
+            kind = "boxes"
+        elif path.startswith("/_static/mathjax/"):
+            kind = "MathJax"
+        elif path.startswith(("/_static/", "/_images/")) and path != "/_static/scratchformer.css":
+            kind = "theme" if not path.startswith("/_images/") else "figures"
+        else:
+            kind = "page"
+        kinds[kind] = kinds.get(kind, 0) + size
+    # (the boxes ask the runtime's size with HEAD, which fetches no body)
+    heavy = [request for request in SITE_REQUESTS if request.startswith("GET ") and request.endswith(
+        (".onnx", ".wasm", "tokenizer.json", "worker.mjs", "ort.wasm.min.mjs"))]
+    print(f"{page} before interaction: " + ", ".join(f"{kind} {size / 1e3:,.0f} kB" for kind, size in sorted(kinds.items()))
+          + f"; beyond the theme {sum(v for k, v in kinds.items() if k != 'theme') / 1e3:,.0f} kB")
+    assert not heavy, heavy
+    assert kinds.get("boxes", 0) < BEFORE_INTERACTION_BYTES, kinds
+    check_offline_and_quiet(browser, site)
+
+

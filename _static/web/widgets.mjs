@@ -1,230 +1,336 @@
-// The widgets of the appendix "Running the models in the browser": the classifier and the GPT
-// that `scratchformer export-web` wrote into _static/models/, run by ONNX Runtime Web from
-// _static/ort/ (nothing is fetched from anywhere but this site). Which models the site has is
-// in _static/models/index.json, written by the build; without them the page says how to export.
-import { BPETokenizer, encodeReview } from "./bpe.mjs";
-
+// The boxes of the appendix "Running the models in the browser": the classifier and the GPT
+// that `scratchformer export-web` wrote into _static/models/. This module is all a page loads
+// before the reader touches a box (it and two small JSON files); the first focus on a box
+// starts a worker (worker.mjs) that fetches ONNX Runtime Web's WebAssembly build from
+// _static/ort/, the model and its tokenizer, with a progress bar, and runs the model off the
+// page's main thread. Nothing is fetched from anywhere but this site. Which models the site has
+// is in _static/models/index.json, written by the build; without them the page says how to export.
 const ROOT = new URL("../../", import.meta.url);  // the site's root: _static/web/ is two below
 const MODELS = new URL("_static/models/", ROOT);
-let runtime = null;
-
-async function loadRuntime() {
-  if (!runtime) {
-    runtime = import(new URL("_static/ort/ort.wasm.min.mjs", ROOT).href).then((ort) => {
-      ort.env.wasm.wasmPaths = new URL("_static/ort/", ROOT).href;
-      ort.env.wasm.numThreads = 1;  // threads need cross-origin isolation a static site lacks
-      return ort;
-    });
-  }
-  return runtime;
-}
-
-async function loadModel(name) {
-  const base = new URL(`${name}/`, MODELS);
-  const manifest = await (await fetch(new URL("manifest.json", base))).json();
-  const ort = await loadRuntime();
-  const [tokenizer, session] = await Promise.all([
-    BPETokenizer.load(new URL("tokenizer.json", base)),
-    ort.InferenceSession.create(new URL("model.onnx", base).href),
-  ]);
-  return { ort, manifest, tokenizer, session };
-}
+const RUNTIME = new URL("_static/ort/ort-wasm-simd-threaded.wasm", ROOT);
 
 const $ = (root, selector) => root.querySelector(selector);
+const megabytes = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`;
+const quoted = (label) => `“${label}”`;
+const signed = (x, digits) => `${x >= 0 ? "+" : "−"}${Math.abs(x).toFixed(digits)}`;
 
-// A token's text; a token that holds only part of a character (byte-level BPE splits 苹 into
-// pieces) shows its bytes instead, as ⟨e8 8b⟩.
-function tokenText(tokenizer, id) {
-  const special = Object.entries(tokenizer.record.framing || {}).find(
-    ([key, value]) => ["cls", "sep", "pad"].includes(key) && value === id);
-  if (special) return `[${special[0].toUpperCase()}]`;
-  const text = tokenizer.decode([id]);
-  const hex = tokenizer.record.tokens[id];
-  return text.includes("\uFFFD") && hex ? `⟨${hex.match(/../g).join(" ")}⟩` : text;
+// Starts the box's worker on the reader's first focus (or press) inside it; `onMessage` gets
+// the worker's messages once the model is ready, `onReady` the model's manifest.
+function loadOnFirstFocus(root, name, onReady, onMessage) {
+  const status = $(root, ".sf-status");
+  const bar = $(root, ".sf-loading");
+  let worker = null;
+  const start = () => {
+    if (worker) return;
+    root.dataset.state = "loading";
+    status.textContent = "Loading the model…";
+    bar.hidden = false;
+    worker = new Worker(new URL("./worker.mjs", import.meta.url), { type: "module" });
+    worker.onmessage = ({ data }) => {
+      if (data.type === "progress") {
+        bar.max = data.total;
+        bar.value = data.loaded;
+        status.textContent = `Loading the model: ${megabytes(data.loaded)} of ${megabytes(data.total)}…`;
+      } else if (data.type === "ready") {
+        bar.hidden = true;
+        root.dataset.state = "ready";
+        onReady(data.manifest, worker);
+      } else if (data.type === "error") {
+        bar.hidden = true;
+        status.textContent = `The model could not run here: ${data.message}`;
+        root.dataset.state = "failed";
+      } else {
+        onMessage(data);
+      }
+    };
+    worker.onerror = (event) => {
+      status.textContent = `The model could not run here: ${event.message || "the worker failed"}`;
+      root.dataset.state = "failed";
+    };
+    worker.postMessage({ type: "load", model: name });
+  };
+  root.addEventListener("focusin", start);
+  root.addEventListener("pointerdown", start);
+}
+
+// What the box says before it loads: how much it will fetch, read from the model's manifest
+// and the runtime's size (a HEAD request: no body).
+async function announce(root, name) {
+  const manifest = await (await fetch(new URL(`${name}/manifest.json`, MODELS))).json();
+  const model = Object.values(manifest.files).reduce((n, file) => n + file.bytes, 0);
+  const runtime = Number((await fetch(RUNTIME, { method: "HEAD" })).headers.get("content-length"));
+  if (root.dataset.state === "waiting") {
+    $(root, ".sf-status").textContent = "Click or tab into this box to load the model " +
+      `(${megabytes(model)}` + (runtime ? `, and ${megabytes(runtime)} for ONNX Runtime` : "") + ").";
+  }
+}
+
+function modelLine(manifest) {
+  const score = manifest.kind === "gpt"
+    ? (manifest.bits_per_byte != null ? `, ${manifest.bits_per_byte.toFixed(3)} bits per byte on held-out reviews` : "")
+    : (manifest.test_accuracy != null ? `, test accuracy ${(100 * manifest.test_accuracy).toFixed(2)}%` : "");
+  return `Model ${manifest.checkpoint.sha256.slice(0, 12)}…${score}.`;
 }
 
 // ---- the classifier -------------------------------------------------------------------
-async function classifierWidget(root, name) {
-  const status = $(root, ".sf-status");
-  const model = await loadModel(name);
-  const { ort, manifest, tokenizer, session } = model;
-  const framing = tokenizer.record.framing;
-  const { num_layers: layers, num_heads: heads } = manifest.config;
-  for (const [select, count] of [[$(root, ".sf-layer"), layers], [$(root, ".sf-head"), heads]]) {
-    for (let i = 0; i < count; i++) select.add(new Option(String(i + 1), String(i)));
+// The heatmap's colours, white to dark blue on the square root of weight / largest weight (the
+// worker draws the heatmap itself, on the canvas handed to it; this is for the scale's legend).
+const LIGHT = [247, 251, 255], DARK = [8, 48, 107];
+const shade = (s) => LIGHT.map((c, i) => Math.round(c + (DARK[i] - c) * s));
+const SCALE = `linear-gradient(to right, ${[0, 0.25, 0.5, 0.75, 1].map((s) => `rgb(${shade(s).join(",")})`).join(", ")})`;
+// A contribution's strength as one of ten background shades (classes, so that 256 tokens share
+// ten styles), light enough that black text keeps a contrast of 7:1 at the strongest.
+const LEVELS = 10;
+
+function classifierWidget(root, name) {
+  const review = $(root, ".sf-review");
+  const verdict = $(root, ".sf-verdict");
+  const canvas = $(root, ".sf-heatmap");
+  let worker = null, inFlight = false, again = false, width = 0, hover = null;
+
+  function classify() {
+    if (!worker) return;
+    root.dataset.pending = "true";
+    if (inFlight) { again = true; return; }  // one review at a time; the newest text next
+    inFlight = true;
+    again = false;
+    worker.postMessage({ type: "classify", text: review.value });
   }
-  const accuracy = manifest.test_accuracy;
-  status.textContent = `Model ${manifest.checkpoint.sha256.slice(0, 12)}…` +
-    (accuracy != null ? `, test accuracy ${(100 * accuracy).toFixed(2)}%` : "") + ".";
-  let last = null;
-  async function classify() {
-    const text = $(root, ".sf-review").value;
-    const ids = encodeReview(tokenizer, text);
-    const started = performance.now();
-    const feeds = { ids: new ort.Tensor("int64", BigInt64Array.from(ids, BigInt),
-                                        [1, ids.length]) };
-    const out = await session.run(feeds);
-    const probability = out.probabilities.data[1];
-    const verdict = $(root, ".sf-verdict");
+
+  function showVerdict(result) {
+    verdict.dataset.runs = String(Number(verdict.dataset.runs || 0) + 1);
+    const truncation = $(root, ".sf-truncation");
+    if (result.empty) {
+      verdict.textContent = "No verdict: the box is empty. Type or paste a review above.";
+      delete verdict.dataset.probability;
+      verdict.dataset.ids = "[]";
+      truncation.textContent = "";
+      delete truncation.dataset.dropped;
+      $(root, ".sf-tokens").replaceChildren();
+      $(root, ".sf-pushes").replaceChildren();
+      $(root, ".sf-attention").hidden = true;
+      return;
+    }
+    const { probability, ids, real, contributions: shares, labels, dropped, cutAt } = result;
     verdict.textContent = `${probability >= 0.5 ? "positive" : "negative"}: ` +
-      `P(positive) = ${probability.toFixed(4)} (${(performance.now() - started).toFixed(0)} ms)`;
+      `P(positive) = ${probability.toFixed(4)} (${result.milliseconds.toFixed(0)} ms)`;
     verdict.dataset.probability = String(probability);
     verdict.dataset.ids = JSON.stringify(ids);
-    verdict.dataset.runs = String(Number(verdict.dataset.runs || 0) + 1);
-    const real = ids.indexOf(framing.sep) + 1;
-    const shares = Array.from(out.contributions.data.slice(0, real));
-    const biggest = Math.max(1e-9, ...shares.map(Math.abs));
-    const tokens = $(root, ".sf-tokens");
-    tokens.replaceChildren(...ids.slice(0, real).map((id, i) => {
+    if (dropped) {
+      const head = cutAt - 1, tail = real - 2 - head;
+      truncation.textContent = `This review is ${result.bodyTokens.toLocaleString("en")} tokens; ` +
+        `the model reads ${(real - 2).toLocaleString("en")}: the first ${head} and the last ${tail}. ` +
+        `The ${dropped.toLocaleString("en")} tokens between them are dropped (marked ⋯ below).`;
+      truncation.dataset.dropped = String(dropped);
+    } else {
+      truncation.textContent = "";
+      delete truncation.dataset.dropped;
+    }
+    let biggest = 1e-9;
+    for (const share of shares) biggest = Math.max(biggest, Math.abs(share));
+    const spans = labels.map((label, i) => {
       const span = document.createElement("span");
-      span.textContent = tokenText(tokenizer, id);
-      const alpha = Math.abs(shares[i]) / biggest;
-      span.style.background = shares[i] >= 0 ? `rgba(0, 150, 60, ${alpha})`
-                                              : `rgba(200, 30, 30, ${alpha})`;
-      span.title = `${shares[i] >= 0 ? "+" : ""}${shares[i].toFixed(4)}`;
+      span.textContent = label;
+      const level = Math.round(LEVELS * Math.abs(shares[i]) / biggest);
+      span.className = `${shares[i] >= 0 ? "sf-up" : "sf-down"} sf-level-${level}`;
+      span.title = signed(shares[i], 4);
       span.dataset.contribution = String(shares[i]);
       return span;
-    }));
-    last = { attention: out.attention, real, length: ids.length };
-    drawAttention();
-  }
-  function drawAttention() {
-    if (!last) return;
-    const canvas = $(root, ".sf-heatmap");
-    const { attention, real, length } = last;
-    const layer = Number($(root, ".sf-layer").value), head = Number($(root, ".sf-head").value);
-    const cell = Math.max(1, Math.floor(360 / real));
-    canvas.width = canvas.height = cell * real;
-    const context = canvas.getContext("2d");
-    const offset = (layer * heads + head) * length * length;  // (1, L, H, T, T)
-    for (let q = 0; q < real; q++) {
-      for (let k = 0; k < real; k++) {
-        const weight = attention.data[offset + q * length + k];
-        context.fillStyle = `rgba(30, 80, 200, ${Math.sqrt(weight)})`;
-        context.clearRect(k * cell, q * cell, cell, cell);
-        context.fillRect(k * cell, q * cell, cell, cell);
-      }
+    });
+    if (cutAt !== null) {
+      const marker = document.createElement("span");
+      marker.className = "sf-cut";
+      marker.textContent = `⋯ ${dropped.toLocaleString("en")} tokens dropped ⋯`;
+      spans.splice(cutAt, 0, marker);
     }
+    $(root, ".sf-tokens").replaceChildren(...spans);
+    // The contributions as text: the five strongest each way, signed.
+    const order = shares.map((share, i) => i);
+    const strongest = (sign) => order.filter((i) => sign * shares[i] > 0)
+      .sort((a, b) => sign * (shares[b] - shares[a])).slice(0, 5)
+      .map((i) => `${quoted(labels[i])} ${signed(shares[i], 3)}`).join(", ") || "none";
+    $(root, ".sf-pushes").replaceChildren(
+      Object.assign(document.createElement("li"), { textContent: `Towards positive: ${strongest(1)}` }),
+      Object.assign(document.createElement("li"), { textContent: `Towards negative: ${strongest(-1)}` }));
+    $(root, ".sf-attention").hidden = false;
   }
-  let pending = null;
-  $(root, ".sf-review").addEventListener("input", () => {
-    clearTimeout(pending);
-    pending = setTimeout(classify, 150);
+
+  // What the worker drew: the words that go with the picture (its text alternative, the scale,
+  // each head's most attended tokens) and the cells' weights for the hover line.
+  function showDrawn(drawn) {
+    const { layer, head, real, largest, side, tops } = drawn;
+    canvas.style.width = canvas.style.height = `${side}px`;
+    canvas.setAttribute("aria-label",
+      `Attention weights of layer ${layer + 1}, head ${head + 1} over ${real} tokens: each row is ` +
+      `a token that looks, each column a token it looks at, darker for a larger weight (up to ` +
+      `${largest.toFixed(3)}). The list below names each head's most attended tokens.`);
+    $(root, ".sf-scale-mid").textContent = (largest / 4).toFixed(3);
+    $(root, ".sf-scale-max").textContent = largest.toFixed(3);
+    $(root, ".sf-top-layer").textContent = String(layer + 1);
+    $(root, ".sf-top").replaceChildren(...tops.map((top, h) => Object.assign(document.createElement("li"), {
+      textContent: `Head ${h + 1}: ` + top.map(({ label, weight }) => `${quoted(label)} ${weight.toFixed(3)}`).join(", "),
+    })));
+    hover = drawn;
+  }
+
+  function view() {
+    worker?.postMessage({ type: "view", view: {
+      layer: Number($(root, ".sf-layer").value), head: Number($(root, ".sf-head").value),
+      side: Math.max(120, Math.min(480, Math.floor(width))), ratio: window.devicePixelRatio || 1 } });
+  }
+
+  canvas.addEventListener("mousemove", (event) => {
+    if (!hover) return;
+    const box = canvas.getBoundingClientRect();
+    const scale = box.width / hover.side;
+    const x = (event.clientX - box.left) / scale - hover.margin;
+    const y = (event.clientY - box.top) / scale - hover.margin;
+    const k = Math.floor(x / hover.cell), q = Math.floor(y / hover.cell);
+    if (q < 0 || k < 0 || q >= hover.real || k >= hover.real) return;
+    $(root, ".sf-hover").textContent = `${quoted(hover.labels[q])} (token ${q + 1}) looks at ` +
+      `${quoted(hover.labels[k])} (token ${k + 1}) with weight ${hover.weights[q * hover.real + k].toFixed(3)}`;
   });
-  $(root, ".sf-layer").addEventListener("change", drawAttention);
-  $(root, ".sf-head").addEventListener("change", drawAttention);
-  await classify();
+
+  loadOnFirstFocus(root, name, (manifest, ready) => {
+    worker = ready;
+    const { num_layers: layers, num_heads: heads } = manifest.config;
+    for (const [select, count] of [[$(root, ".sf-layer"), layers], [$(root, ".sf-head"), heads]]) {
+      for (let i = 0; i < count; i++) select.add(new Option(String(i + 1), String(i)));
+    }
+    $(root, ".sf-scale-bar").style.background = SCALE;
+    if (canvas.transferControlToOffscreen) {
+      const offscreen = canvas.transferControlToOffscreen();
+      worker.postMessage({ type: "view", canvas: offscreen }, [offscreen]);
+    } else {
+      canvas.hidden = true;  // a browser without OffscreenCanvas gets the words, not the picture
+    }
+    view();
+    $(root, ".sf-status").textContent = modelLine(manifest);
+    classify();
+  }, (data) => {
+    if (data.type === "drawn") { showDrawn(data); return; }
+    if (data.type !== "verdict") return;
+    inFlight = false;
+    root.dataset.pending = String(again);  // false: the verdict is for the text in the box
+    showVerdict(data);
+    if (again) classify();
+  });
+  review.addEventListener("input", classify);
+  $(root, ".sf-layer").addEventListener("change", view);
+  $(root, ".sf-head").addEventListener("change", view);
+  new ResizeObserver(([entry]) => {
+    if (!entry.contentRect.width) return;  // hidden: keep the last width
+    width = entry.contentRect.width;
+    view();
+  }).observe($(root, ".sf-attention"));
 }
 
 // ---- the GPT --------------------------------------------------------------------------
-// Chapter 12's next_token_probabilities: temperature, then top-k (ties kept), then top-p.
-export function nextTokenProbabilities(logits, temperature, topK, topP) {
-  const n = logits.length;
-  let best = 0;
-  for (let i = 1; i < n; i++) if (logits[i] > logits[best]) best = i;
-  const p = new Float64Array(n);
-  if (temperature === 0) { p[best] = 1; return p; }
-  let sum = 0;
-  for (let i = 0; i < n; i++) { p[i] = Math.exp((logits[i] - logits[best]) / temperature); sum += p[i]; }
-  for (let i = 0; i < n; i++) p[i] /= sum;
-  const renormalize = () => { const s = p.reduce((a, b) => a + b, 0); for (let i = 0; i < n; i++) p[i] /= s; };
-  if (topK && topK < n) {
-    const kth = Float64Array.from(p).sort().reverse()[topK - 1];
-    for (let i = 0; i < n; i++) if (p[i] < kth) p[i] = 0;
-    renormalize();
-  }
-  if (topP && topP < 1) {
-    const order = Array.from(p.keys()).sort((a, b) => p[b] - p[a]);
-    let before = 0;
-    for (const i of order) { const mass = p[i]; if (before >= topP) p[i] = 0; before += mass; }
-    renormalize();
-  }
-  return p;
-}
+function gptWidget(root, name) {
+  const text = $(root, ".sf-text");
+  const message = $(root, ".sf-message");
+  const speed = $(root, ".sf-speed");
+  const progress = $(root, ".sf-written");
+  const buttons = [".sf-step", ".sf-run", ".sf-reset", ".sf-cache"].map((s) => $(root, s));
+  let worker = null;
 
-async function gptWidget(root, name) {
-  const status = $(root, ".sf-status");
-  const { ort, manifest, tokenizer, session } = await loadModel(name);
-  const { num_layers: layers, num_heads: heads, context_length: contextLength } = manifest.config;
-  const headDim = manifest.head_dim;
-  const bpb = manifest.bits_per_byte;
-  status.textContent = `Model ${manifest.checkpoint.sha256.slice(0, 12)}…` +
-    (bpb != null ? `, ${bpb.toFixed(3)} bits per byte on held-out reviews` : "") + ".";
-  const empty = () => new ort.Tensor("float32", new Float32Array(0), [layers, 1, heads, 0, headDim]);
-  let state = null;
-  function reset() {
-    const specials = tokenizer.specialIds;
-    const prefix = [specials["<|endoftext|>"]];
-    const sentiment = $(root, ".sf-sentiment").value;
-    if (sentiment) prefix.push(specials[sentiment]);
-    const prompt = prefix.concat(tokenizer.encodeOrdinary($(root, ".sf-prompt").value));
-    state = { ids: prompt, unread: prompt, keys: empty(), values: empty(), start: prompt.length };
-    show(null);
+  function setRunning(running) {
+    const stop = $(root, ".sf-stop");
+    const focused = document.activeElement;  // a disabled button loses the keyboard's focus
+    root.dataset.running = String(running);
+    stop.disabled = !running;
+    for (const button of buttons) button.disabled = running;
+    if (running && buttons.includes(focused)) stop.focus();
+    if (!running && focused === stop) $(root, ".sf-run").focus();
   }
-  function show(probabilities) {
-    const text = $(root, ".sf-text");
-    text.textContent = tokenizer.decode(state.ids.slice(1).filter((id) => id < tokenizer.record.tokens.length));
-    text.dataset.ids = JSON.stringify(state.ids);
-    const bars = $(root, ".sf-bars");
-    if (!probabilities) { bars.replaceChildren(); return; }
-    const top = Array.from(probabilities.keys()).filter((id) => probabilities[id] > 0)
-      .sort((a, b) => probabilities[b] - probabilities[a]).slice(0, 10);
-    bars.replaceChildren(...top.map((id) => {
-      const row = document.createElement("div");
+  function reset() {
+    if (!worker) return;
+    if (root.dataset.running === "true") worker.postMessage({ type: "stop" });  // a new prompt mid-run
+    message.textContent = "";
+    speed.textContent = "";
+    worker.postMessage({ type: "reset", prompt: $(root, ".sf-prompt").value,
+                         sentiment: $(root, ".sf-sentiment").value });
+  }
+  function run(count) {
+    if (!worker || root.dataset.running === "true") return;
+    setRunning(true);
+    message.textContent = "";
+    worker.postMessage({
+      type: "run", count, cache: $(root, ".sf-cache").checked,
+      temperature: $(root, ".sf-temperature").value,
+      topK: $(root, ".sf-topk").value, topP: $(root, ".sf-topp").value,
+    });
+  }
+  function showBars(top) {
+    $(root, ".sf-bars").replaceChildren(...top.map(({ label, p }) => {
+      const row = document.createElement("li");
       const bar = document.createElement("span");
       bar.className = "sf-bar";
-      bar.style.width = `${(300 * probabilities[id]).toFixed(1)}px`;
-      row.append(bar, ` ${JSON.stringify(tokenText(tokenizer, id))} ${probabilities[id].toFixed(3)}`);
+      bar.style.width = `${(60 * p).toFixed(1)}%`;
+      row.append(bar, ` ${JSON.stringify(label)} ${p.toFixed(3)}`);
       return row;
     }));
   }
-  async function step() {
-    if (state.ids.length >= contextLength) return false;
-    const cache = $(root, ".sf-cache").checked;
-    const input = cache ? state.unread : state.ids;
-    const feeds = {
-      ids: new ort.Tensor("int64", BigInt64Array.from(input, BigInt), [1, input.length]),
-      past_keys: cache ? state.keys : empty(), past_values: cache ? state.values : empty(),
-    };
-    const out = await session.run(feeds);
-    const temperature = Number($(root, ".sf-temperature").value);
-    const topK = Number($(root, ".sf-topk").value) || null;
-    const topP = Number($(root, ".sf-topp").value) || null;
-    const p = nextTokenProbabilities(out.logits.data, temperature, topK, topP);
-    let next = 0;
-    if (temperature === 0) next = p.indexOf(1);
-    else {
-      let r = Math.random(), i = 0;
-      for (; i < p.length - 1 && r >= p[i]; i++) r -= p[i];
-      next = i;
+  function showText(data) {
+    text.textContent = data.text;
+    text.dataset.ids = JSON.stringify(data.ids);
+    text.dataset.promptLength = String(data.promptLength);  // the ids before the first new one
+  }
+
+  loadOnFirstFocus(root, name, (manifest, ready) => {
+    worker = ready;
+    $(root, ".sf-status").textContent = modelLine(manifest);
+    setRunning(false);
+    reset();
+  }, (data) => {
+    if (data.type === "reset") {
+      showText(data);
+      showBars([]);
+    } else if (data.type === "started") {
+      progress.max = Math.max(1, data.count);
+      progress.value = 0;
+      progress.hidden = false;
+      speed.textContent = `Writing ${data.count} token${data.count === 1 ? "" : "s"}…`;
+    } else if (data.type === "token") {
+      showText(data);
+      showBars(data.top);
+      progress.value = data.made;
+    } else if (data.type === "refused") {
+      setRunning(false);
+      message.textContent = data.message;
+    } else if (data.type === "finished") {
+      setRunning(false);
+      progress.hidden = true;
+      showText(data);
+      const { made, seconds } = data;
+      const cache = data.useCache ? "with" : "without";
+      speed.textContent = made
+        ? `${made} token${made === 1 ? "" : "s"} in ${seconds.toFixed(2)} s: ` +
+          `${(made / seconds).toFixed(1)} tokens/s (${cache} the cache)`
+        : "No token written.";
+      speed.dataset.tokensPerSecond = made ? String(made / seconds) : "";
+      speed.dataset.runs = String(Number(speed.dataset.runs || 0) + 1);
+      if (data.why === "ended") {
+        message.textContent = `The model wrote ${data.ended}: the review is finished. Reset to start another.`;
+      } else if (data.why === "stopped") {
+        message.textContent = `Stopped after ${made} token${made === 1 ? "" : "s"}.`;
+      } else if (data.contextFull) {
+        message.textContent = `The context is full: the model reads at most ${data.contextLength} ` +
+          "tokens. Reset to start another.";
+      }
     }
-    state.ids = state.ids.concat([next]);
-    state.unread = [next];
-    if (cache) { state.keys = out.keys; state.values = out.values; }
-    else { state.keys = empty(); state.values = empty(); state.unread = state.ids; }
-    show(p);
-    return true;
-  }
-  async function run(count) {
-    const started = performance.now();
-    let made = 0;
-    for (; made < count && await step(); made++) { /* one token a step */ }
-    const seconds = (performance.now() - started) / 1000;
-    const speed = $(root, ".sf-speed");
-    speed.textContent = `${made} tokens in ${seconds.toFixed(2)} s: ` +
-      `${(made / seconds).toFixed(1)} tokens/s (${$(root, ".sf-cache").checked ? "with" : "without"} the cache)`;
-    speed.dataset.tokensPerSecond = String(made / seconds);
-  }
+  });
   for (const selector of [".sf-prompt", ".sf-sentiment"]) {
     $(root, selector).addEventListener("change", reset);
   }
-  $(root, ".sf-cache").addEventListener("change", () => {
-    state.keys = empty(); state.values = empty(); state.unread = state.ids;
-  });
+  $(root, ".sf-cache").addEventListener("change", () => worker?.postMessage({ type: "cache" }));
   $(root, ".sf-reset").addEventListener("click", reset);
-  $(root, ".sf-step").addEventListener("click", () => run(1));
-  $(root, ".sf-run").addEventListener("click", () => run(Number($(root, ".sf-count").value) || 20));
-  reset();
+  $(root, ".sf-step").addEventListener("click", () => run("1"));
+  $(root, ".sf-run").addEventListener("click", () => run($(root, ".sf-count").value));
+  $(root, ".sf-stop").addEventListener("click", () => {
+    worker?.postMessage({ type: "stop" });
+    speed.textContent = "Stopping…";
+  });
 }
 
 async function start() {
@@ -234,15 +340,17 @@ async function start() {
     const response = await fetch(new URL("index.json", MODELS));
     available = (await response.json()).models || [];
   } catch (err) { /* a site without the index has no models */ }
+  if (typeof Worker === "undefined" || typeof WebAssembly === "undefined") return;
   for (const [id, make] of widgets) {
     const root = document.getElementById(id);
     if (!root) continue;
     const name = root.dataset.model;
     if (!available.includes(name)) continue;  // the page's instructions stay as they are
     root.classList.add("sf-live");
-    make(root, name).catch((err) => {
-      $(root, ".sf-status").textContent = `The model could not run here: ${err}`;
-    });
+    root.dataset.state = "waiting";
+    $(root, ".sf-status").textContent = "Click or tab into this box to load the model.";
+    make(root, name);
+    announce(root, name).catch(() => { /* the plain line stays */ });
   }
 }
 

@@ -1,0 +1,334 @@
+// The models of the pages' boxes, run off the page's main thread: widgets.mjs starts one such
+// worker per box when the reader first focuses it. The worker fetches ONNX Runtime Web's
+// WebAssembly build (_static/ort/), the model and its tokenizer, reporting the bytes as they
+// arrive, then answers the box's messages: a review to classify, or tokens to write, one
+// message per token as it is sampled, until the count, a Stop, the end of text or a full context.
+import { BPETokenizer, cleanReview, frameTokens } from "./bpe.mjs";
+import { generateError, nextTokenProbabilities, readSetting } from "./rules.mjs";
+
+const ROOT = new URL("../../", import.meta.url);  // the site's root: _static/web/ is two below
+const ORT = new URL("_static/ort/", ROOT);
+const MODELS = new URL("_static/models/", ROOT);
+
+// `url`'s bytes, reporting each chunk's size to `progress` as it arrives.
+async function fetchBytes(url, progress) {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+  const reader = response.body.getReader();
+  const chunks = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    size += value.length;
+    progress(value.length);
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) { bytes.set(chunk, at); at += chunk.length; }
+  return bytes;
+}
+
+const WASM = "ort-wasm-simd-threaded.wasm";
+
+async function load(name) {
+  const base = new URL(`${name}/`, MODELS);
+  const manifest = await (await fetch(new URL("manifest.json", base))).json();
+  const wasmSize = Number((await fetch(new URL(WASM, ORT), { method: "HEAD" }))
+    .headers.get("content-length")) || 0;
+  const total = wasmSize + Object.values(manifest.files).reduce((n, f) => n + f.bytes, 0);
+  let loaded = 0;
+  const progress = (bytes) => { loaded += bytes; postMessage({ type: "progress", loaded, total }); };
+  progress(0);
+  const [ort, wasm, model, tokenizerBytes] = await Promise.all([
+    import(new URL("ort.wasm.min.mjs", ORT).href),
+    fetchBytes(new URL(WASM, ORT), progress),
+    fetchBytes(new URL("model.onnx", base), progress),
+    fetchBytes(new URL("tokenizer.json", base), progress),
+  ]);
+  ort.env.wasm.wasmPaths = ORT.href;
+  ort.env.wasm.wasmBinary = wasm;
+  ort.env.wasm.numThreads = 1;  // threads need cross-origin isolation a static site lacks
+  ort.env.wasm.proxy = false;   // this worker is already off the main thread
+  const tokenizer = new BPETokenizer(JSON.parse(new TextDecoder().decode(tokenizerBytes)));
+  const session = await ort.InferenceSession.create(model);
+  return { ort, manifest, tokenizer, session };
+}
+
+// A token's text; a token that holds only part of a character (byte-level BPE splits 苹 into
+// pieces) shows its bytes instead, as ⟨e8 8b⟩.
+function tokenText(tokenizer, id) {
+  const special = Object.entries(tokenizer.record.framing || {}).find(
+    ([key, value]) => ["cls", "sep", "pad"].includes(key) && value === id);
+  if (special) return `[${special[0].toUpperCase()}]`;
+  const text = tokenizer.decode([id]);
+  const hex = tokenizer.record.tokens[id];
+  return text.includes("\uFFFD") && hex ? `⟨${hex.match(/../g).join(" ")}⟩` : text;
+}
+
+// Lets the messages that arrived meanwhile (a Stop) run before the next step.
+const CHANNEL = new MessageChannel();
+const waiting = [];
+CHANNEL.port1.onmessage = () => waiting.shift()();
+const yieldToMessages = () => new Promise((resolve) => {
+  waiting.push(resolve);
+  CHANNEL.port2.postMessage(null);
+});
+
+// ---- the classifier -------------------------------------------------------------------
+// The heatmap's colours: white to dark blue on the square root of weight / largest weight, as 256
+// RGBA pixels ready for an ImageData (little-endian: 0xAABBGGRR). widgets.mjs draws the legend.
+const LIGHT = [247, 251, 255], DARK = [8, 48, 107];
+const PALETTE = Uint32Array.from({ length: 256 }, (_, i) => {
+  const [r, g, b] = LIGHT.map((c, j) => Math.round(c + (DARK[j] - c) * i / 255));
+  return ((255 << 24) | (b << 16) | (g << 8) | r) >>> 0;
+});
+const LABELLED_AXES = 24;  // at most this many tokens get their text on the heatmap's axes
+
+function classifier({ ort, manifest, tokenizer, session }) {
+  const record = tokenizer.record;
+  const framing = record.framing;
+  const heads = manifest.config.num_heads;
+  let canvas = null, last = null;
+  const view = { layer: 0, head: 0, side: 0, ratio: 1 };
+
+  async function classify({ text }) {
+    const started = performance.now();
+    const cleaned = cleanReview(text, record);
+    if (cleaned.trim() === "") { last = null; postMessage({ type: "verdict", empty: true }); return; }
+    const body = tokenizer.encodeOrdinary(cleaned);
+    const ids = frameTokens(body, framing);
+    const budget = framing.max_len - 2;
+    const dropped = Math.max(0, body.length - budget);
+    const head = framing.truncation === "head" ? budget : Math.floor(budget / 4);
+    const out = await session.run({
+      ids: new ort.Tensor("int64", BigInt64Array.from(ids, BigInt), [1, ids.length]) });
+    const real = ids.indexOf(framing.sep) + 1;
+    const labels = ids.slice(0, real).map((id) => tokenText(tokenizer, id));
+    last = { attention: out.attention.data, real, length: ids.length, labels };  // (1, L, H, T, T)
+    postMessage({
+      type: "verdict", ids, real, probability: out.probabilities.data[1],
+      contributions: Array.from(out.contributions.data.slice(0, real)), labels,
+      bodyTokens: body.length, dropped,
+      // the position in the framed ids where the dropped tokens were: after [CLS] and the head
+      cutAt: dropped && framing.truncation !== "head" ? 1 + head : null,
+      milliseconds: performance.now() - started,
+    });
+    draw();
+  }
+
+  // The (real, real) weights of one head of one layer.
+  function weightsOf(layer, head) {
+    const { attention, real, length } = last;
+    const out = new Float32Array(real * real);
+    const offset = (layer * heads + head) * length * length;
+    for (let q = 0; q < real; q++) {
+      out.set(attention.subarray(offset + q * length, offset + q * length + real), q * real);
+    }
+    return out;
+  }
+
+  // The heatmap of the chosen head, drawn here on the canvas the page handed over, so that
+  // the page's main thread never rasterizes it; the page gets what goes with the picture.
+  function draw() {
+    if (!last || !view.side) return;
+    const { real, labels } = last;
+    const { layer, head, side, ratio } = view;
+    const weights = weightsOf(layer, head);
+    let largest = 1e-9;
+    for (let i = 0; i < weights.length; i++) if (weights[i] > largest) largest = weights[i];
+    const axes = real <= LABELLED_AXES;
+    const margin = axes ? Math.min(72, Math.round(side / 4)) : 0;
+    const cell = (side - margin) / real;
+    if (canvas) paint(weights, largest, margin, cell);
+    // each head of this layer: the five tokens it attends to most, on average over the rows
+    const tops = [];
+    for (let h = 0; h < heads; h++) {
+      const w = h === head ? weights : weightsOf(layer, h);
+      const received = new Float64Array(real);
+      for (let q = 0; q < real; q++) for (let k = 0; k < real; k++) received[k] += w[q * real + k] / real;
+      tops.push(Array.from(received.keys()).sort((a, b) => received[b] - received[a]).slice(0, 5)
+        .map((k) => ({ label: labels[k], weight: received[k] })));
+    }
+    postMessage({ type: "drawn", layer, head, real, largest, side, margin, cell, tops, labels, weights },
+                [weights.buffer]);
+  }
+
+  function paint(weights, largest, margin, cell) {
+    const { real, labels } = last;
+    const { side, ratio } = view;
+    const axes = margin > 0;
+    if (canvas.width !== Math.round(side * ratio)) canvas.width = canvas.height = Math.round(side * ratio);
+    const context = canvas.getContext("2d");
+    context.setTransform(ratio, 0, 0, ratio, 0, 0);
+    context.clearRect(0, 0, side, side);
+    const pixels = new ImageData(real, real);  // one pixel a cell, scaled up without smoothing
+    const colours = new Uint32Array(pixels.data.buffer);
+    for (let i = 0; i < weights.length; i++) colours[i] = PALETTE[Math.round(255 * Math.sqrt(weights[i] / largest))];
+    const small = new OffscreenCanvas(real, real);
+    small.getContext("2d").putImageData(pixels, 0, 0);
+    context.imageSmoothingEnabled = false;
+    context.drawImage(small, margin, margin, real * cell, real * cell);
+    if (axes) {
+      context.fillStyle = "#222";
+      context.font = `${Math.max(9, Math.min(12, cell * 0.8))}px sans-serif`;
+      context.textBaseline = "middle";
+      const short = (label) => (label.length > 9 ? label.slice(0, 8) + "…" : label).replace(/\s/g, "·");
+      context.textAlign = "right";
+      labels.forEach((label, i) => context.fillText(short(label), margin - 3, margin + (i + 0.5) * cell));
+      context.save();
+      context.rotate(-Math.PI / 2);
+      context.textAlign = "left";
+      labels.forEach((label, i) => context.fillText(short(label), -margin + 3, margin + (i + 0.5) * cell));
+      context.restore();
+    }
+  }
+
+  return {
+    classify,
+    view(message) {
+      if (message.canvas) canvas = message.canvas;
+      if (message.view) Object.assign(view, message.view);
+      draw();
+    },
+  };
+}
+
+// ---- the GPT --------------------------------------------------------------------------
+function gpt({ ort, manifest, tokenizer, session }) {
+  const { num_layers: layers, num_heads: heads, context_length: contextLength } = manifest.config;
+  const specials = tokenizer.specialIds;
+  const specialNames = new Map(Object.entries(specials).map(([token, id]) => [id, token]));
+  const empty = () => new ort.Tensor("float32", new Float32Array(0),
+                                     [layers, 1, heads, 0, manifest.head_dim]);
+  let state = null;
+  let stopRequested = false;
+  let running = false;
+
+  // The text the ids stand for: after the end-of-text token (and sentiment token) put first,
+  // up to the first special token the model wrote.
+  function shownText() {
+    const written = state.ids.slice(state.prefix);
+    const end = written.findIndex((id) => specialNames.has(id));
+    return state.promptText + tokenizer.decode(end < 0 ? written : written.slice(0, end));
+  }
+  function post(type, extra) {
+    postMessage({ type, ids: state.ids, promptLength: state.prefix, text: shownText(),
+                  contextLength, ...extra });
+  }
+
+  function reset({ prompt, sentiment }) {
+    const prefix = [specials["<|endoftext|>"]];
+    if (sentiment) prefix.push(specials[sentiment]);
+    const promptIds = tokenizer.encodeOrdinary(prompt);
+    const ids = prefix.concat(promptIds);
+    state = { ids, unread: ids, keys: empty(), values: empty(), prefix: ids.length,
+              promptText: prompt, ended: null };
+    post("reset");
+  }
+
+  async function step(useCache, temperature, topK, topP) {
+    const input = useCache ? state.unread : state.ids;
+    const out = await session.run({
+      ids: new ort.Tensor("int64", BigInt64Array.from(input, BigInt), [1, input.length]),
+      past_keys: useCache ? state.keys : empty(), past_values: useCache ? state.values : empty(),
+    });
+    const p = nextTokenProbabilities(out.logits.data, temperature, topK, topP);
+    let next = 0;
+    if (temperature === 0) next = p.indexOf(1);
+    else {
+      let r = Math.random(), i = 0;
+      for (; i < p.length - 1 && r >= p[i]; i++) r -= p[i];
+      next = i;
+    }
+    return { next, p, keys: out.keys, values: out.values };
+  }
+
+  function top(p) {
+    return Array.from(p.keys()).filter((id) => p[id] > 0)
+      .sort((a, b) => p[b] - p[a]).slice(0, 10)
+      .map((id) => ({ label: specialNames.get(id) || tokenText(tokenizer, id), p: p[id] }));
+  }
+
+  async function run({ count, temperature, topK, topP, cache: useCache }) {
+    if (running) return;
+    if (state.ended) {
+      post("refused", { message: `The review already ended: the model wrote ${state.ended}. ` +
+                                 "Reset to start another." });
+      return;
+    }
+    const settings = [readSetting(temperature, false), readSetting(topK, true),
+                      readSetting(topP, true)];
+    const wanted = readSetting(count, false);
+    const error = generateError(state.ids.length, wanted, contextLength, ...settings);
+    if (error) {
+      const full = state.ids.length >= contextLength;
+      post("refused", { message: error, contextFull: full });
+      return;
+    }
+    const [t, k, p] = settings.map((s) => s.value);
+    running = true;
+    stopRequested = false;
+    const started = performance.now();
+    let made = 0, why = "count";
+    post("started", { count: wanted.value, useCache });
+    try {
+      while (made < wanted.value) {
+        await yieldToMessages();
+        if (stopRequested) { why = "stopped"; break; }
+        const result = await step(useCache, t, k, p);
+        await yieldToMessages();
+        if (stopRequested) { why = "stopped"; break; }  // a token sampled after Stop is dropped
+        state.ids = state.ids.concat([result.next]);
+        if (useCache) { state.unread = [result.next]; state.keys = result.keys; state.values = result.values; }
+        else { state.unread = state.ids; state.keys = empty(); state.values = empty(); }
+        made++;
+        if (specialNames.has(result.next)) {
+          state.ended = specialNames.get(result.next);
+          why = "ended";
+        }
+        post("token", { made, top: top(result.p) });
+        if (why === "ended") break;
+      }
+    } finally {
+      running = false;
+    }
+    const seconds = (performance.now() - started) / 1000;
+    post("finished", { made, seconds, why, ended: state.ended, useCache,
+                       contextFull: state.ids.length >= contextLength });
+  }
+
+  return {
+    reset, run,
+    stop() { stopRequested = true; },
+    cache() { state.keys = empty(); state.values = empty(); state.unread = state.ids; },
+  };
+}
+
+let handlers = null;
+const queue = [];  // messages that wait for the model, or for the message before them
+let busy = false;
+async function handle(message) {
+  if (message.type === "load") {
+    const model = await load(message.model);
+    handlers = model.manifest.kind === "gpt" ? gpt(model) : classifier(model);
+    postMessage({ type: "ready", manifest: model.manifest });
+  } else {
+    await handlers[message.type](message);
+  }
+}
+onmessage = async (event) => {
+  if (event.data.type === "stop") { handlers?.stop?.(); return; }  // at once, even mid-run
+  queue.push(event.data);
+  if (busy) return;
+  busy = true;
+  while (queue.length) {
+    try {
+      await handle(queue.shift());
+    } catch (err) {
+      postMessage({ type: "error", message: String(err) });
+    }
+  }
+  busy = false;
+};
