@@ -41,12 +41,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> objec
         return
     sys.path.insert(0, str(ROOT / "tools"))
     try:
-        import export
+        import book
 
         places = sorted({(m.group("path")[m.group("path").index("src/"):], int(m.group("line")))
-                         for m in export.GENERATED_LINE.finditer(str(report.longrepr))})
-        found = export.origins(ROOT)
-        mapped = [f"{path}:{line} comes from {export.chapter_line(ROOT, path, line, found)}"
+                         for m in book.GENERATED_LINE.finditer(str(report.longrepr))})
+        found = book.origins(ROOT)
+        mapped = [f"{path}:{line} comes from {book.chapter_line(ROOT, path, line, found)}"
                   for path, line in places]
     except Exception as err:  # a chapter that does not export: say so, do not hide the failure
         mapped = [f"(cannot map generated lines to chapters: {err})"]

@@ -19,7 +19,7 @@ from test_export import CELL_A, chapter, make_book
 
 sys.path.insert(0, str(ROOT / "tools"))
 import book_site  # noqa: E402
-import export  # noqa: E402
+import book  # noqa: E402
 import notebooks  # noqa: E402
 import reference  # noqa: E402
 
@@ -73,7 +73,7 @@ def test_arguments_are_written_like_inspect_signature() -> None:
 def test_reference_lists_every_name_with_signature_docstring_and_section(tmp_path: Path) -> None:
     root = make_book(tmp_path, {"a": chapter(CELL_A, doc="Demo module."), "b": chapter(CELL_CLASS)})
     text = reference.render(root)
-    collected = [name for module in export.collect(root).values() for b in module.blocks for name in b.names]
+    collected = [name for module in book.collect(root).values() for b in module.blocks for name in b.names]
     assert collected == ["add", "WIDTH", "LIMITS", "Scaler"]
     assert "## scratchformer.demo" in text
     assert "```{py:module} scratchformer.demo" in text
@@ -115,13 +115,13 @@ def test_section_anchors_are_myst_slugs_and_unique() -> None:
 def test_reference_refuses_a_cell_under_no_heading(tmp_path: Path) -> None:
     body = "```{code-cell} ipython3\n:tags: [export]\n\ndef f():\n    return 1\n```\n"
     root = make_book(tmp_path, {"a": chapter(body)})
-    with pytest.raises(export.ExportError, match=r"book/a\.md:\d+: exported cell sits under no heading"):
+    with pytest.raises(book.ExportError, match=r"book/a\.md:\d+: exported cell sits under no heading"):
         reference.render(root)
 
 
 def test_repository_reference_covers_the_package() -> None:
     text = reference.render(ROOT)
-    for module in export.collect(ROOT).values():
+    for module in book.collect(ROOT).values():
         for block in module.blocks:
             for name in block.names:
                 assert f"{{py:obj}}`~{module.name}.{name}`" in text
@@ -155,7 +155,7 @@ def test_defaults_that_would_break_a_link_title_are_elided() -> None:
 
 
 def test_every_chapter_lists_every_public_name_it_exports() -> None:
-    for module in export.collect(ROOT).values():
+    for module in book.collect(ROOT).values():
         for block in module.blocks:
             text = reference.chapter_additions(ROOT, block.chapter)
             for name in block.names:

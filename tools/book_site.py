@@ -53,7 +53,7 @@ from sphinx.errors import ExtensionError
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-import export
+import book
 import notebooks
 import reference
 
@@ -138,11 +138,11 @@ def fill_reference(app: Sphinx, docname: str, source: list[str]) -> None:
     root = Path(app.srcdir)
     try:
         text = reference.render(root)
-    except export.ExportError as err:
+    except book.ExportError as err:
         raise ExtensionError(f"package reference: {err}") from err
     source[0] = source[0].replace(reference.MARKER, text)
     # Re-read this page whenever a chapter, the toc or the generator changes.
-    for chapter in export.toc_chapters(root):
+    for chapter in book.toc_chapters(root):
         app.env.note_dependency(str(root / chapter))
     for tool in ("export.py", "reference.py"):
         app.env.note_dependency(str(Path(reference.__file__).with_name(tool)))
@@ -158,7 +158,7 @@ class PackageAdditions(SphinxDirective):
         chapter = Path(self.env.doc2path(self.env.docname)).relative_to(root).as_posix()
         try:
             text = reference.chapter_additions(root, chapter)
-        except export.ExportError as err:
+        except book.ExportError as err:
             raise self.error(f"package additions: {err}") from err
         for tool in ("export.py", "reference.py"):
             self.env.note_dependency(str(Path(reference.__file__).with_name(tool)))
