@@ -22,13 +22,13 @@ from book.cells import (CODE_CELL_FENCE, HEADING, PACKAGE, ExportError, cell_fen
                         cell_source_lines, numbered_chapters, read_myst, toc_chapters)
 from book.chapters import Block, Module, Origin, collect
 from book.cli import check_problems, main
-from book.render import FINGERPRINT_MARK, fingerprint, generated, origins, render, without_fingerprint
+from book.render import FINGERPRINT_MARK, fingerprint, recorded_fingerprint, generated, origins, render, without_fingerprint
 from book.sync import notebook_state, stale_notebooks
 from book.where import GENERATED_LINE, chapter_line, with_chapter_lines
 from book.update import update
 from book.write import check, export, hand_edited
 
-__all__ = ["GENERATED_LINE", "FINGERPRINT_MARK", "fingerprint", "hand_edited", "update", "without_fingerprint", "CODE_CELL_FENCE", "HEADING", "PACKAGE", "Block", "ExportError", "Module", "Origin",
+__all__ = ["recorded_fingerprint", "GENERATED_LINE", "FINGERPRINT_MARK", "fingerprint", "hand_edited", "update", "without_fingerprint", "CODE_CELL_FENCE", "HEADING", "PACKAGE", "Block", "ExportError", "Module", "Origin",
            "cell_fence_lines", "cell_source_lines", "chapter_line", "check", "check_problems",
            "collect", "export", "generated", "main", "notebook_state", "numbered_chapters",
            "origins", "read_myst", "render", "stale_notebooks", "toc_chapters",

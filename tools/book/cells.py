@@ -8,6 +8,8 @@ is not an export tag (the cell would silently drop out of the package).
 from __future__ import annotations
 
 import ast
+import copy
+import functools
 import difflib
 import re
 from pathlib import Path
@@ -174,10 +176,16 @@ def cell_module(tags: list[str], default: str | None, where: str) -> str | None:
 TAGS_OPTION = re.compile(r"^\s*:?(\w+):\s*(.*)$")
 
 
+@functools.lru_cache(maxsize=64)
+def parsed_myst(text: str):
+    """jupytext's reading of a chapter's text (cached: a check reads each chapter several times)."""
+    return jupytext.reads(text, fmt="md:myst")
+
+
 def read_myst(text: str, chapter: str):
     """The chapter as a notebook; a cell option jupytext cannot read is refused naming its line."""
     try:
-        return jupytext.reads(text, fmt="md:myst")
+        return copy.deepcopy(parsed_myst(text))
     except Exception as err:  # nbformat's validation error, YAML errors
         for number, line in enumerate(text.splitlines(), start=1):
             match = TAGS_OPTION.match(line)

@@ -11,6 +11,7 @@ that uses such a name is then named too, so that one run lists every line a rena
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,25 @@ class ChapterCode:
     lines: list[int] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # cells that do not parse
     exported: set[int] = field(default_factory=set)  # joined lines of exported cells
+    cells: list[tuple[int, int, int]] = field(default_factory=list)  # (first, end) joined lines, fence
+
+    def parse(self) -> ast.Module:
+        """The joined code parsed; a cell that does not parse is named and left out (blanked)."""
+        lines = self.code.split("\n")
+        while True:
+            try:
+                return ast.parse("\n".join(lines))
+            except SyntaxError as err:
+                number = min(max(err.lineno or 1, 1), len(lines))
+                first, end, fence = next(((a, b, f) for a, b, f in self.cells if a < number <= b),
+                                         (number - 1, number, self.lines[number - 1]))
+                self.problems.append(f"{self.chapter_line(number) if err.lineno else f'{self.chapter}:{fence}'}: "
+                                     f"the cell that starts at line {fence} does not parse: {err.msg}")
+                lines[first:end] = [""] * (end - first)
+
+    @functools.cached_property
+    def tree(self) -> ast.Module:
+        return self.parse()
 
     def chapter_line(self, line: int) -> str:
         return f"{self.chapter}:{self.lines[min(max(line, 1), len(self.lines)) - 1] if self.lines else 1}"
@@ -51,17 +71,13 @@ def chapter_code(root: Path, chapter: str) -> ChapterCode:
             continue
         located = cell_source_lines(chapter_lines, fence, cell.source)
         python = [re.sub(r"^(\s*).*$", r"\1pass", line) if MAGIC.match(line) else line for line in source]
-        try:
-            ast.parse("\n".join(python))
-        except SyntaxError as err:
-            line = located[err.lineno - 1] if err.lineno and err.lineno <= len(located) else None
-            found.problems.append(f"{chapter}:{line or fence}: the cell does not parse: {err.msg}")
-            continue
+        found.cells.append((len(code), len(code) + len(python), fence))
         if any(tag == "export" or tag.startswith("export:") for tag in cell.metadata.get("tags", [])):
             found.exported.update(range(len(code) + 1, len(code) + len(python) + 1))
         code += python
         found.lines += [line or fence for line in (located + [None] * len(python))[:len(python)]]
     found.code = "\n".join(code) + "\n"
+    found.tree  # noqa: B018 (parsed now, so that its problems are listed with the chapter's)
     return found
 
 
@@ -74,7 +90,7 @@ def undefined_names(found: ChapterCode, package_names: set[str] = frozenset()) -
     """
     from pyflakes import checker
 
-    tree = ast.parse(found.code)
+    tree = found.tree
     bodies = {line for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
               for line in range(node.body[0].lineno, node.end_lineno + 1)}
     flakes = checker.Checker(tree, filename=found.chapter, builtins=IPYTHON_NAMES)
@@ -88,7 +104,7 @@ def undefined_names(found: ChapterCode, package_names: set[str] = frozenset()) -
 def package_imports(found: ChapterCode) -> list[tuple[str, str, str]]:
     """(chapter line, module, name) of each `from scratchformer... import name` in the chapter's code."""
     imports = []
-    for node in ast.walk(ast.parse(found.code)):
+    for node in ast.walk(found.tree):
         if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == PACKAGE and not node.level:
             imports += [(found.chapter_line(node.lineno), node.module, alias.asname or alias.name)
                         for alias in node.names if alias.name != "*"]
@@ -97,7 +113,7 @@ def package_imports(found: ChapterCode) -> list[tuple[str, str, str]]:
 
 def uses(found: ChapterCode, name: str, after: int) -> list[int]:
     """Chapter lines after chapter line `after` that use `name`."""
-    lines = {found.lines[node.lineno - 1] for node in ast.walk(ast.parse(found.code))
+    lines = {found.lines[node.lineno - 1] for node in ast.walk(found.tree)
              if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)}
     return sorted(line for line in lines if line > after)
 

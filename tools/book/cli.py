@@ -65,6 +65,7 @@ from book.conventions import convention_problems
 from book.package_lint import package_problems
 from book.pages import conflict_markers, leftover_pairings, stray_pages
 from book.render import generated
+from book import scaffold
 from book.run import run
 from book.sync import merge_notebook, stale_notebooks
 from book.update import hand_edited_modules, update
@@ -81,7 +82,30 @@ def check_problems(root: Path, wanted: dict[Path, str] | None = None) -> list[st
             *package_problems(root, wanted, chapters)]
 
 
+def new_chapter_command(argv: list[str]) -> int:
+    """`new-chapter N SLUG TITLE`: write a new chapter that passes every check."""
+    parser = argparse.ArgumentParser(prog="tools/export.py new-chapter", description=scaffold.__doc__.splitlines()[0])
+    parser.add_argument("number", type=int, help="its number: one more than the last chapter's")
+    parser.add_argument("slug", help="the file's name after the number: book/NN_<slug>.md")
+    parser.add_argument("title", help="the chapter's title")
+    parser.add_argument("--step", default="prediction", help="the step of the book's map it highlights")
+    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[2])
+    args = parser.parse_args(argv)
+    try:
+        written = scaffold.new_chapter(args.root, args.number, args.slug, args.title, args.step)
+    except ExportError as err:
+        print(f"new-chapter: {err}", file=sys.stderr)
+        return 2
+    for path in written:
+        print(f"wrote {path.relative_to(args.root).as_posix()}")
+    print(f"Now write the chapter; `make check` and `make chapter N={args.number}` check it as you go.")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["new-chapter"]:
+        return new_chapter_command(argv[1:])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--check", action="store_true", help="fail with a diff if src/ is out of date")
@@ -112,7 +136,17 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"merge: {line}")
             return 0
         if args.check:
-            wanted = generated(args.root)
+            try:
+                wanted = generated(args.root)
+            except ExportError as err:  # the chapters do not export: list what else is wrong with them
+                chapters = toc_chapters(args.root)
+                problems = [str(err), *conflict_markers(args.root, chapters), *stale_notebooks(args.root, chapters),
+                            *convention_problems(args.root)]
+                print(f"export --check: the chapters cannot be exported; {len(problems)} problem"
+                      f"{'s' * (len(problems) != 1)}:", file=sys.stderr)
+                for line in problems:
+                    print(f"  {line}", file=sys.stderr)
+                return 1
             diff = check(args.root, wanted)
             failed = False
             if diff:

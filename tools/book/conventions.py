@@ -220,7 +220,19 @@ def bound_names(node: ast.stmt) -> list[str]:
 
 
 def convention_problems(root: Path) -> list[str]:
-    """Every numbered chapter's conventions, checked from its text."""
+    """Every numbered chapter's conventions, and every page's exported imports, checked from the text."""
     names = module_names(root)
-    return [problem for number, chapter in enumerate(numbered_chapters(root), start=1)
-            if (root / chapter).is_file() for problem in chapter_problems(root, chapter, number, names)]
+    numbered = numbered_chapters(root)
+    problems = []
+    for chapter in toc_chapters(root):
+        if not (root / chapter).is_file():
+            continue
+        if chapter in numbered:
+            problems += chapter_problems(root, chapter, numbered.index(chapter) + 1, names)
+        else:  # an appendix or the introduction: only what the package depends on
+            text = (root / chapter).read_text(encoding="utf-8")
+            notebook = read_myst(text, chapter)
+            fences = cell_fence_lines(text)
+            code = [i for i, c in enumerate(notebook.cells) if c.cell_type == "code"]
+            problems += export_imports(chapter, notebook, lambda i: fences[code.index(i)], names)
+    return problems
