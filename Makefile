@@ -11,7 +11,7 @@ JUPYTER_BOOK := $(BIN)/jupyter-book build --warningiserror --keep-going
 export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 
-.PHONY: venv mathjax browser export check book linkcheck test test-fast bench clean imdb gpu-check
+.PHONY: venv mathjax browser export check chapter prepare book linkcheck test test-fast bench clean imdb gpu-check
 
 venv: $(VENV)/.installed
 
@@ -59,6 +59,17 @@ export: venv
 # chapter line a generated line comes from.
 check: venv
 	$(BIN)/python tools/export.py --check
+
+# One chapter's code cells, run against the current package without building the book:
+# `make chapter N=4` names the chapter line of a failing cell. Seconds for chapters 2-9.
+chapter: venv
+	@test -n "$(N)" || { echo "usage: make chapter N=<chapter number>, e.g. make chapter N=4"; exit 2; }
+	$(BIN)/python tools/export.py --run-chapter $(N)
+
+# Before a commit: export, check, the fast tests and every chapter changed since git's HEAD, each
+# step run even when an earlier one failed; the end lists every failure.
+prepare: venv
+	TEST_WORKERS=$(TEST_WORKERS) $(BIN)/python tools/export.py --prepare
 
 # A warm build re-executes the chapters whose cells changed; a change under src/scratchformer/
 # (any exported cell), book/results/ or the IMDB data re-executes all of them (4-8 minutes).

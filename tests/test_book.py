@@ -20,7 +20,7 @@ from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "tools"))
 import book  # noqa: E402
-import notebooks  # noqa: E402
+from book import notebooks  # noqa: E402
 
 # Chapter 4 computes the scores of "next" in "The next day is bright"; chapter 5 takes the same
 # row apart by hand, so both pages must show it.

@@ -43,7 +43,7 @@ from test_export import copy_repo
 
 sys.path.insert(0, str(ROOT / "tools"))
 import book  # noqa: E402
-import reference  # noqa: E402
+from book import reference  # noqa: E402
 
 ADDED_HEADING = "What this chapter added to the package"
 CODE_WIDTH = 90

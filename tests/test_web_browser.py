@@ -27,7 +27,7 @@ from test_browser import SCREENSHOTS, browser, site  # noqa: F401 - fixtures
 
 pytest.importorskip("onnx", reason="the web extra is not installed: pip install '.[web]'")
 sys.path.insert(0, str(ROOT / "tools"))
-import book_site  # noqa: E402
+from book import site as book_site  # noqa: E402
 
 from scratchformer.bert import BertConfig, BertForSequenceClassification  # noqa: E402
 from scratchformer.checkpoint import save_checkpoint  # noqa: E402

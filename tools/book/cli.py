@@ -66,6 +66,7 @@ from book.package_lint import package_problems
 from book.pages import conflict_markers, leftover_pairings, stray_pages
 from book.render import generated
 from book import scaffold
+from book.prepare import prepare
 from book.run import run
 from book.sync import merge_notebook, stale_notebooks
 from book.update import hand_edited_modules, update
@@ -121,6 +122,9 @@ def main(argv: list[str] | None = None) -> int:
                       help="write into the chapter beside NOTEBOOK (book/NN_topic.ipynb) the edits of both "
                            "(a three-way merge of their cells; cells both changed are kept in both versions, "
                            "between conflict markers), then bring the notebook in step with it")
+    mode.add_argument("--prepare", action="store_true",
+                      help="export, check, the fast tests and every chapter changed since git's HEAD, "
+                           "listing every failure at the end (`make prepare`)")
     mode.add_argument("--run-chapter", metavar="N",
                       help="run chapter N's code cells (its number, or its file) against the current package "
                            "and name the chapter line of a failing cell (`make chapter N=4`)")
@@ -129,6 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.where:
             return where(args.root, args.where)
+        if args.prepare:
+            return prepare(args.root)
         if args.run_chapter:
             return run(args.root, args.run_chapter)
         if args.merge_notebook:

@@ -8,10 +8,10 @@ domain, so names get index entries, appear in the page's contents, and chapters 
 them: {py:func}`~scratchformer.attention.scaled_dot_product_attention`,
 {py:class}`~scratchformer.attention.SelfAttention`, {py:mod}`scratchformer.attention`.
 
-    python tools/reference.py    # print the generated Markdown
-    python tools/reference.py book/04_self_attention.md   # what that chapter adds
+    PYTHONPATH=tools python -m book.reference    # print the generated Markdown
+    PYTHONPATH=tools python -m book.reference book/04_self_attention.md   # what that chapter adds
 
-The book build (tools/book_site.py) inserts this text into `book/reference.md` at read
+The book build (tools/book/site.py) inserts this text into `book/reference.md` at read
 time; nothing generated is committed. The same names, chapter by chapter, make the list
 that closes each chapter ("What this chapter added to the package", the directive
 `package-additions`): each function and class with its parameters and the first paragraph
@@ -30,8 +30,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import book  # noqa: E402
+import book
 
 MARKER = "<!-- package-reference -->"
 ADDITIONS_DIRECTIVE = "package-additions"
@@ -285,7 +284,7 @@ def chapter_additions(root: Path, chapter: str, plain: bool = False) -> str:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     try:
-        root = Path(__file__).resolve().parent.parent
+        root = Path(__file__).resolve().parents[2]
         if args:
             sys.stdout.write(chapter_additions(root, args[0]))
             return 0

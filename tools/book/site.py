@@ -7,20 +7,20 @@ Registered in `_config.yml` (`sphinx: local_extensions`). It
   when it is missing, the wrong version, or `mathjax_path` points anywhere but there; and ONNX
   Runtime Web's WebAssembly build (`onnxruntime-web`, pinned there too) into `_static/ort/`,
   for the models the appendix "Running the models in the browser" runs on its page;
-- publishes each chapter as a notebook (`_notebooks/<page>.ipynb`, see tools/notebooks.py),
+- publishes each chapter as a notebook (`_notebooks/<page>.ipynb`, see tools/book/notebooks.py),
   points the Colab and Binder launch buttons and the ".ipynb" download at it, and writes the
   `binder/requirements.txt` Binder builds from (the site is deployed to the `gh-pages` branch,
   from where both services open it);
-- fills `book/reference.md` at read time with the package reference (tools/reference.py),
+- fills `book/reference.md` at read time with the package reference (tools/book/reference.py),
   re-reading it whenever a chapter changes;
 - provides the directive `package-additions`, which closes each chapter with the names it adds
-  to the package, generated from its exported cells (tools/reference.py);
+  to the package, generated from its exported cells (tools/book/reference.py);
 - keys the executed chapters on what they run against: the package's source, the recorded
   runs they read (`book/results/`) and the IMDB data (`IMDB_DIR`,
   `SCRATCHFORMER_REQUIRE_IMDB`). Jupyter's cache knows only a chapter's own
   cells, so a change in chapter 4's exported function re-ran chapter 4 and served chapter 5
   from the cache; when that fingerprint changes, the cache is emptied and every page re-read;
-- loads tools/book_rebuild.py, which reads a page again when the file it was read from is no
+- loads tools/book/rebuild.py, which reads a page again when the file it was read from is no
   longer its source (a deleted notebook) or its cells failed in the last build;
 - includes each page script once (see `drop_duplicate_scripts`);
 - labels each exported code cell with the module it goes to ("exported to
@@ -34,18 +34,13 @@ and MathJax 4 (its fonts live in separate npm packages).
 from __future__ import annotations
 
 import filecmp
-import hashlib
 import html
 import json
-import os
 import shutil
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from pybtex.plugin import register_plugin
-from pybtex.style.formatting.plain import Style as PlainStyle
-from pybtex.style.labels import BaseLabelStyle
 from docutils import nodes
 from docutils.statemachine import StringList
 from sphinx.application import Sphinx
@@ -54,8 +49,9 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 import book
-import notebooks
-import reference
+from book import notebooks, reference
+from book.bibliography import AuthorYearLabels, AuthorYearStyle
+from book.execution import key_execution, outdated_pages, remember_execution
 
 logger = logging.getLogger(__name__)
 
@@ -67,11 +63,6 @@ MATHJAX_PARTS = [MATHJAX_ENTRY, "input", "output", "ui", "a11y", "sre", "adaptor
 ORT_PACKAGE = "node_modules/onnxruntime-web"
 ORT_FILES = ["ort.wasm.min.mjs", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm"]
 REFERENCE_DOC = "book/reference"
-PACKAGE_DIR = "src/scratchformer"
-RESULTS_DIR = "book/results"
-FIGURE_STYLE = "book/matplotlibrc"  # every chapter's figures are drawn with it
-# Kept inside the cache folder, so that a cache restored elsewhere (CI) carries its own record.
-EXECUTION_STAMP = "scratchformer-fingerprint.json"
 
 
 def _is_html(app: Sphinx) -> bool:
@@ -144,7 +135,7 @@ def fill_reference(app: Sphinx, docname: str, source: list[str]) -> None:
     # Re-read this page whenever a chapter, the toc or the generator changes.
     for chapter in book.toc_chapters(root):
         app.env.note_dependency(str(root / chapter))
-    for tool in ("export.py", "reference.py"):
+    for tool in ("cells.py", "chapters.py", "render.py", "reference.py"):
         app.env.note_dependency(str(Path(reference.__file__).with_name(tool)))
 
 
@@ -160,7 +151,7 @@ class PackageAdditions(SphinxDirective):
             text = reference.chapter_additions(root, chapter)
         except book.ExportError as err:
             raise self.error(f"package additions: {err}") from err
-        for tool in ("export.py", "reference.py"):
+        for tool in ("cells.py", "chapters.py", "render.py", "reference.py"):
             self.env.note_dependency(str(Path(reference.__file__).with_name(tool)))
         if text.strip() != reference.NO_ADDITIONS:
             text = folded_additions(text)
@@ -178,119 +169,6 @@ def folded_additions(text: str) -> str:
     title = (f"{names} {'function or class' if names == 1 else 'functions and classes'} "
              f"in {modules} module{'s' if modules > 1 else ''}")
     return f"::::{{dropdown}} {title}\n{text}\n::::\n"
-
-
-def folder_fingerprint(base: Path) -> str:
-    """Names, sizes and times of every file under `base` (contents are not read)."""
-    digest = hashlib.sha256()
-    for dirpath, dirnames, filenames in os.walk(base):
-        dirnames.sort()
-        for name in sorted(filenames):
-            path = Path(dirpath) / name
-            stat = path.stat()
-            digest.update(f"{path.relative_to(base).as_posix()}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
-    return digest.hexdigest()
-
-
-def datasets_cache(environ: Mapping[str, str]) -> Path:
-    """Where `datasets` keeps what `make imdb` downloaded."""
-    if environ.get("HF_DATASETS_CACHE"):
-        return Path(environ["HF_DATASETS_CACHE"])
-    home = environ.get("HF_HOME") or Path(environ.get("HOME", "~")).expanduser() / ".cache" / "huggingface"
-    return Path(home) / "datasets"
-
-
-def imdb_fingerprint(environ: Mapping[str, str]) -> str:
-    """The IMDB copy the chapters read: the files in `IMDB_DIR`, else IMDB in the datasets cache.
-
-    "none" when neither exists (the chapters then use the stand-in). Contents are not read: the
-    real dataset is 50 MB compressed.
-    """
-    folder = environ.get("IMDB_DIR")
-    if folder:
-        return folder_fingerprint(Path(folder)) if Path(folder).is_dir() else "none"
-    cache = datasets_cache(environ)
-    cached = sorted(path for path in cache.glob("*imdb*") if path.is_dir()) if cache.is_dir() else []
-    if not cached:
-        return "none"
-    digest = hashlib.sha256()
-    for path in cached:
-        digest.update(f"{path.name}\0{folder_fingerprint(path)}\n".encode())
-    return "datasets cache " + digest.hexdigest()
-
-
-def execution_fingerprint(root: Path, environ: Mapping[str, str] = os.environ) -> dict[str, str]:
-    """What an executed chapter depends on besides its own cells."""
-    def files_digest(folder: str) -> str:
-        digest = hashlib.sha256()
-        for path in sorted((root / folder).rglob("*")):
-            if path.is_file() and "__pycache__" not in path.parts:
-                digest.update(path.relative_to(root).as_posix().encode() + b"\0")
-                digest.update(hashlib.sha256(path.read_bytes()).digest())
-        return digest.hexdigest()
-
-    style = root / FIGURE_STYLE
-    return {
-        "package": files_digest(PACKAGE_DIR),
-        "results": files_digest(RESULTS_DIR),
-        "figure_style": hashlib.sha256(style.read_bytes()).hexdigest() if style.exists() else "",
-        "imdb": imdb_fingerprint(environ),
-        "require_imdb": environ.get("SCRATCHFORMER_REQUIRE_IMDB", ""),
-    }
-
-
-def changed_parts(stored: Mapping[str, str] | None, current: Mapping[str, str]) -> list[str]:
-    """Why two fingerprints differ, in words."""
-    if not stored:
-        return ["no record of what the cached outputs were computed with"]
-    words = {"package": f"the package source ({PACKAGE_DIR}) changed",
-             "results": f"a recorded run ({RESULTS_DIR}) changed",
-             "figure_style": f"the figures' style ({FIGURE_STYLE}) changed",
-             "imdb": "the IMDB data (IMDB_DIR or the datasets cache) changed",
-             "require_imdb": "SCRATCHFORMER_REQUIRE_IMDB changed"}
-    return [words.get(key, f"{key} changed") for key in sorted(set(stored) | set(current))
-            if stored.get(key) != current.get(key)]
-
-
-def refresh_execution_cache(cache: Path, current: Mapping[str, str]) -> list[str]:
-    """Empty the jupyter cache unless it was filled with `current`; return why it was emptied."""
-    stamp = cache / EXECUTION_STAMP
-    try:
-        stored = json.loads(stamp.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        stored = None
-    if stored == dict(current):
-        return []
-    if cache.exists():
-        shutil.rmtree(cache)
-    cache.mkdir(parents=True)
-    stamp.write_text(json.dumps(dict(current), indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    return changed_parts(stored, current)
-
-
-def key_execution(app: Sphinx) -> None:
-    """At the start of a build: drop cached outputs computed against another package or data."""
-    current = execution_fingerprint(Path(app.srcdir))
-    app.scratchformer_execution = current  # type: ignore[attr-defined]
-    config = getattr(app.env, "mystnb_config", None)
-    cache = Path(getattr(config, "execution_cache_path", "") or Path(app.outdir).parent / ".jupyter_cache")
-    reasons = refresh_execution_cache(cache, current)
-    if reasons:
-        logger.info(f"emptied the jupyter cache {cache}: {'; '.join(reasons)}")
-
-
-def outdated_pages(app: Sphinx, env: Any, added: set[str], changed: set[str], removed: set[str]) -> list[str]:
-    """Every page, when the pages were last read against another package or data."""
-    current = getattr(app, "scratchformer_execution", None)
-    if current is None or getattr(env, "scratchformer_execution", None) == current:
-        return []
-    logger.info("re-reading every page: they were executed against another package or other data")
-    return sorted(env.found_docs)
-
-
-def remember_execution(app: Sphinx, env: Any) -> None:
-    """Record, in the environment Sphinx saves once reading has succeeded, what pages were read against."""
-    env.scratchformer_execution = getattr(app, "scratchformer_execution", None)
 
 
 def publish_notebook(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
@@ -440,29 +318,6 @@ def write_index(app: Sphinx) -> None:
     )
 
 
-class AuthorYearLabels(BaseLabelStyle):
-    """Bibliography labels that read like the citations in the text: "Vaswani et al., 2017"."""
-
-    def format_labels(self, sorted_entries: Any) -> Any:
-        seen: dict[str, int] = {}
-        for entry in sorted_entries:
-            people = entry.persons.get("author") or entry.persons.get("editor") or []
-            surnames = [" ".join(person.last_names) for person in people]
-            if len(surnames) > 2:
-                names = f"{surnames[0]} et al."
-            else:
-                names = " and ".join(surnames) or entry.fields.get("institution", entry.key)
-            label = f"{names}, {entry.fields.get('year', 'n.d.')}"
-            seen[label] = seen.get(label, 0) + 1
-            yield label if seen[label] == 1 else f"{label}{'abcdefghij'[seen[label] - 1]}"
-
-
-class AuthorYearStyle(PlainStyle):
-    """pybtex's "plain" entries (sorted by author), labelled by author and year."""
-
-    default_label_style = "scratchformer-author-year"
-
-
 def setup(app: Sphinx) -> dict[str, Any]:
     register_plugin("pybtex.style.labels", "scratchformer-author-year", AuthorYearLabels)
     register_plugin("pybtex.style.formatting", "scratchformer-author-year", AuthorYearStyle)
@@ -470,7 +325,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_config_value("book_site_notebooks_dir", "_notebooks", "html")
     app.add_config_value("book_site_pages_branch", "gh-pages", "html")
     app.add_config_value("book_site_install_ref", "main", "html")
-    app.setup_extension("book_rebuild")  # re-read pages whose source moved or whose cells failed
+    app.setup_extension("book.rebuild")  # re-read pages whose source moved or whose cells failed
     app.connect("builder-inited", check_config)
     # After myst-nb (priority 500) has settled where its cache lives.
     app.connect("builder-inited", key_execution, priority=600)
