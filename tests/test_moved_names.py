@@ -23,7 +23,15 @@ NAMES = [(module, name) for module, names in RELEASED["modules"].items() for nam
 def test_every_released_name_still_imports_from_its_old_place(module: str, name: str) -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        value = getattr(importlib.import_module(module), name)
+        try:
+            value = getattr(importlib.import_module(module), name)
+        except (AttributeError, ImportError) as err:
+            pytest.fail(f"{module}.{name} was released in {RELEASED['release']} and no longer imports ({err}). "
+                        "Until 1.0 every released name imports from its old place: if it moved, list it in MOVED "
+                        "of src/scratchformer/_compat.py with its new module; if it was renamed or removed, keep "
+                        "the old name in _compat.py, list it in MOVED under its old module and say what replaces "
+                        "it in REPLACED_BY; then name the move in README's changelog (`make check` names every "
+                        "such name in one run)")
     assert value is not None or name.isupper()
     deprecations = [w for w in caught if issubclass(w.category, DeprecationWarning)]
     new_module = MOVED.get(module, {}).get(name)

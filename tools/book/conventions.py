@@ -20,7 +20,7 @@ import builtins
 import re
 from pathlib import Path
 
-from book.cells import HEADING, cell_fence_lines, numbered_chapters, read_myst, toc_chapters
+from book.cells import HEADING, PACKAGE, cell_fence_lines, numbered_chapters, read_myst, toc_chapters
 
 ADDED_HEADING = "What this chapter added to the package"
 ADDITIONS_DIRECTIVE = "package-additions"
@@ -191,8 +191,9 @@ def export_imports(chapter: str, notebook, line_of, names: dict[str, set[str]] |
             continue
         if any(t == "export" or t.startswith("export:") for t in cell.metadata.get("tags", [])):
             continue
-        for node in tree.body:
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
+        for node in tree.body:  # imports from the package are the package check's (a rename, a move)
+            package = (node.module or "") if isinstance(node, ast.ImportFrom) else ""
+            if isinstance(node, (ast.Import, ast.ImportFrom)) and package.split(".")[0] != PACKAGE:
                 for alias in node.names:
                     imported_outside.setdefault((alias.asname or alias.name).split(".")[0], ast.unparse(node))
     problems = []

@@ -31,7 +31,8 @@ UNDEFINED = ("UndefinedName", "UndefinedLocal", "UndefinedExport")
 
 IMPORT_PROBE = r"""
 import importlib, json, os, pkgutil, sys, traceback
-package, wanted = sys.argv[1], json.loads(sys.stdin.read())
+package, given = sys.argv[1], json.loads(sys.stdin.read())
+wanted, released = given["wanted"], given["released"]
 problems, imported, failed = [], {}, {}
 top = importlib.import_module(package)
 if not all(path.startswith(os.environ["PYTHONPATH"]) for path in top.__path__):
@@ -54,6 +55,21 @@ for where, module, name in wanted:
     elif module not in imported and module not in broken and module.split(".")[0] == package:
         problems.append(f"{where}: imports '{name}' from {module}, which is not a module of the package "
                         "(it does not define it)")
+import warnings
+for module, name, where in released:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            found = hasattr(importlib.import_module(module), name)
+        except Exception:
+            found = False
+    if not found:
+        problems.append(f"{module}.{name} is a name of a release ({where}) and no longer imports: until 1.0, "
+                        "every released name still imports from its old place. If it moved, list it in MOVED of "
+                        f"src/{package}/_compat.py with its new module; if it was renamed or removed, keep the old "
+                        "name in _compat.py (as attention_mask is kept), list it in MOVED under its old module and "
+                        "say what replaces it in REPLACED_BY; then name the move in README's changelog "
+                        "(tests/test_moved_names.py checks each of these)")
 print(json.dumps(problems))
 """
 
@@ -82,6 +98,17 @@ def package_imports(path: Path, rel: str) -> list[tuple[str, str, str]]:
             if alias.name != "*":
                 found.append((f"{rel}:{node.lineno}", module, alias.name))
     return found
+
+
+def released_names(root: Path) -> list[tuple[str, str, str]]:
+    """(module, name, file) of each public name a release promised (`tests/data/public_names_*.json`)."""
+    names = []
+    for path in sorted((root / "tests" / "data").glob("public_names_*.json")):
+        record = json.loads(path.read_text(encoding="utf-8"))
+        where = f"{path.relative_to(root).as_posix()}, release {record.get('release', '?')}"
+        names += [(module, name, where) for module, listed in record.get("modules", {}).items()
+                  if not module.endswith(".__init__") for name in listed]
+    return names
 
 
 def top_level_names(text: str) -> set[str]:
@@ -154,7 +181,8 @@ def package_problems(root: Path, wanted: dict[Path, str], chapters: list[str] | 
         imports = [item for rel, path in files for item in package_imports(path, rel)]
         imports += [item for found in codes.values() for item in chapter_imports(found)]
         probe = subprocess.run(
-            [sys.executable, "-c", IMPORT_PROBE, PACKAGE], input=json.dumps(imports), capture_output=True,
+            [sys.executable, "-c", IMPORT_PROBE, PACKAGE], capture_output=True,
+            input=json.dumps({"wanted": imports, "released": released_names(root)}),
             text=True, cwd=tmp, env={**os.environ, "PYTHONPATH": str(copy.resolve())},
         )
         try:
