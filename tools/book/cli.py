@@ -29,12 +29,15 @@ an export while a notebook beside a chapter (`book/NN_topic.ipynb`) holds edits 
 lacks: the exporter reads only the `.md`.
 
 `--check` lists, in one pass, every problem it finds before it fails: the diff between src/ and
-the chapters; notebooks out of step with their chapters (with the command that resolves each);
-Markdown files in the chapters' folders that `_toc.yml` does not list and `_config.yml` does not
-exclude; a leftover `formats:` pairing in a chapter's front matter; and, in the package as the
+the chapters; notebooks out of step with their chapters (both sides' changes, and a command that
+loses neither) and merge conflict markers left in chapters; Markdown files in the chapters'
+folders that `_toc.yml` does not list and `_config.yml` does not exclude; a leftover `formats:`
+pairing in a chapter's front matter; the numbered chapters' conventions (`book.conventions`);
+undefined names in every chapter's code cells (`book.chapter_lint`); and, in the package as the
 chapters generate it, modules that fail to import, imports from the package of names it does
-not define, and undefined names (pyflakes) in src/, tests/ and benchmarks/. Each line of a
-generated module it names is followed by the chapter line it comes from, which `--where` prints.
+not define, undefined names (pyflakes) in src/, tests/ and benchmarks/, and released names that
+no longer import. Each line of a generated module it names is followed by the chapter line it
+comes from, which `--where` prints.
 
     python tools/export.py           # write src/scratchformer/*.py
     python tools/export.py --check   # exit 1 listing every problem (a diff if src/ is out of date)
@@ -42,6 +45,10 @@ generated module it names is followed by the chapter line it comes from, which `
     python tools/export.py --force   # overwrite generated modules even if edited by hand
     python tools/export.py --where src/scratchformer/attention.py:268   # -> book/08_multi_head.md:407
     ... 2>&1 | python tools/export.py --where -   # a traceback, with the chapter line of each generated line
+    python tools/export.py --merge-notebook book/04_self_attention.ipynb   # both sides' edits into the chapter
+    python tools/export.py --run-chapter 4   # run chapter 4's cells against the package (make chapter N=4)
+    python tools/export.py --prepare         # export, check, fast tests, changed chapters (make prepare)
+    python tools/export.py new-chapter 14 attention_maps "Reading attention maps"   # the scaffold
 
 Run it with the project's virtual environment (`make export`, or `.venv/bin/python
 tools/export.py` after `make venv`): it needs jupytext and PyYAML.
