@@ -56,7 +56,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> objec
                       for path, line in places]
         else:
             title = "no generated line in the traceback: the chapter lines this test checks"
-            mapped = tested_places(ROOT, text)
+            crash = getattr(report.longrepr, "reprcrash", None)
+            mapped = tested_places(ROOT, text + (f"\n{crash.path}:{crash.lineno}" if crash else ""))
     except Exception as err:  # a chapter that does not export: say so, do not hide the failure
         title, mapped = "chapter lines", [f"(cannot map the failure to chapters: {err})"]
     finally:

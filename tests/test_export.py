@@ -227,6 +227,7 @@ def edit_line(path: Path, line: int, new: str) -> None:
     path.write_text("\n".join(lines), encoding="utf-8")
 
 
+@pytest.mark.slow  # `make test-fast` and `make test` run `make check` first: this repeats it for pytest alone
 def test_repository_is_in_sync() -> None:
     result = run_check(ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -826,12 +827,6 @@ def write_notebook(root: Path, name: str, edit: tuple[str, str] | None = None, p
 
 def commit(root: Path) -> None:
     """Make `root` a git repository holding its files: the base a notebook's edits are told from."""
-    for command in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base"]):
-        subprocess.run(["git", "-C", str(root), *command], check=True, capture_output=True)
-
-
-def commit(root: Path) -> None:
-    """Make `root` a git repository holding its files: the base a notebook's edits are told from."""
     for command in (["init", "-q"], ["add", "-A"],
                     ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base"]):
         subprocess.run(["git", "-C", str(root), *command], check=True, capture_output=True)
@@ -992,7 +987,7 @@ def test_cells_both_sides_changed_are_kept_in_both_versions_and_named_by_check(t
     text = md.read_text()
     assert "return b + a" in text and "return a + b + 1" in text and "<<<<<<< " in text
     result = run_check(root)
-    assert result.returncode == 1 and "book/a.md:" in result.stderr and "a merge conflict marker" in result.stderr
+    assert result.returncode == 2 and "book/a.md:" in result.stderr and "a merge conflict marker" in result.stderr
 
 
 def test_without_git_neither_side_is_written_over_the_other(tmp_path: Path) -> None:
@@ -1195,3 +1190,16 @@ def test_a_failing_test_names_the_chapter_line_of_each_generated_line(tmp_path: 
     mapped = re.search(r"(src/\S+\.py):(\d+) comes from (book/\S+\.md:\d+)", result.stdout)
     assert mapped, result.stdout[-3000:]
     assert mapped.group(3) == book.chapter_line(ROOT, mapped.group(1), int(mapped.group(2)))
+
+
+def test_a_failing_test_through_no_generated_line_names_the_chapter_lines_it_checks(tmp_path: Path) -> None:
+    block, name, _ = most_used_function(ROOT)
+    (tmp_path / "test_value.py").write_text(
+        f"from {block.module} import {name}\n\n\ndef test_value():\n    assert {name} is None\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "conftest", "-p", "no:cacheprovider", str(tmp_path)],
+        capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT / "tests")})
+    assert result.returncode == 1, result.stdout[-3000:]
+    assert "no generated line in the traceback: the chapter lines this test checks" in result.stdout, result.stdout
+    assert re.search(rf"checks names the chapters define: {name} \({re.escape(block.chapter)}:\d+\)", result.stdout), \
+        result.stdout[-3000:]

@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
                       f"{'s' * (len(problems) != 1)}:", file=sys.stderr)
                 for line in problems:
                     print(f"  {line}", file=sys.stderr)
-                return 1
+                return 2  # as the export itself refuses
             diff = check(args.root, wanted)
             failed = False
             if diff:

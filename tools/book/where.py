@@ -52,7 +52,7 @@ def with_chapter_lines(root: Path, text: str,
     return GENERATED_LINE.sub(replace, text)
 
 
-TEST_FRAME = re.compile(r"""(?P<path>(?:[^\s"':]*/)?tests/[\w/]+\.py)(?::|", line )(?P<line>\d+)""")
+TEST_FRAME = re.compile(r"""(?P<path>[^\s"':\[\]]+\.py)(?::|", line )(?P<line>\d+)""")
 NUMBER = re.compile(r"(?<![\w.])-?\d+\.\d+(?:e-?\d+)?(?![\w.])")
 
 
@@ -89,10 +89,12 @@ def tested_places(root: Path, text: str) -> list[str]:
     notes = []
     definitions: dict[str, str] | None = None
     for match in dict.fromkeys(m.group("path", "line") for m in TEST_FRAME.finditer(text)):
-        rel, line = match[0][match[0].index("tests/"):], int(match[1])
-        path = root / rel
-        if not path.is_file():
+        path, line = Path(match[0]), int(match[1])
+        path = path if path.is_absolute() else next(
+            (base / path for base in (root, Path.cwd()) if (base / path).is_file()), root / path)
+        if "site-packages" in path.parts or f"src/{PACKAGE}/" in path.as_posix() or not path.is_file():
             continue
+        rel = path.relative_to(root).as_posix() if path.is_relative_to(root) else path.as_posix()
         source = path.read_text(encoding="utf-8")
         tree = ast.parse(source)
         imported = {alias.asname or alias.name for node in tree.body if isinstance(node, ast.ImportFrom)
@@ -120,8 +122,8 @@ def where(root: Path, places: list[str]) -> int:
         if not GENERATED_LINE.search(text):
             notes = tested_places(root, text)
             print("\nexport --where: no line of this traceback is in a module the chapters generate "
-                  f"(src/{PACKAGE}/...)" + (":" if notes else ", and none is in a test under tests/: nothing "
-                                            "to map to a chapter"))
+                  f"(src/{PACKAGE}/...)" + (":" if notes else ", and none is in a test that uses the package's "
+                                            "names: nothing to map to a chapter"))
             for note in notes:
                 print(f"  {note}")
         return 0
