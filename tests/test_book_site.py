@@ -18,8 +18,7 @@ from conftest import ROOT
 from test_export import CELL_A, chapter, make_book
 
 sys.path.insert(0, str(ROOT / "tools"))
-from book import execution  # noqa: E402
-from book import site as book_site  # noqa: E402
+from book import bibliography, execution, static  # noqa: E402
 import book  # noqa: E402
 from book import notebooks  # noqa: E402
 from book import reference  # noqa: E402
@@ -226,10 +225,10 @@ def test_copy_if_changed_copies_only_what_differs(tmp_path: Path) -> None:
     (source / "sub").mkdir(parents=True)
     (source / "a.js").write_text("a")
     (source / "sub" / "b.woff").write_bytes(b"b")
-    assert book_site.copy_if_changed(source, target) == 2
-    assert book_site.copy_if_changed(source, target) == 0
+    assert static.copy_if_changed(source, target) == 2
+    assert static.copy_if_changed(source, target) == 0
     (source / "a.js").write_text("A")
-    assert book_site.copy_if_changed(source, target) == 1
+    assert static.copy_if_changed(source, target) == 1
     assert (target / "a.js").read_text() == "A" and (target / "sub" / "b.woff").read_bytes() == b"b"
 
 
@@ -245,7 +244,7 @@ def test_bibliography_labels_read_like_citations() -> None:
         entry("2016", "Sennrich, Rico"),
         entry("2016", "Sennrich, Rico"),
     ]
-    labels = list(book_site.AuthorYearLabels().format_labels(entries))
+    labels = list(bibliography.AuthorYearLabels().format_labels(entries))
     assert labels == ["Ba et al., 2016", "Hendrycks and Gimpel, 2016", "Sennrich, 2016", "Sennrich, 2016b"]
 
 

@@ -27,7 +27,7 @@ from test_browser import SCREENSHOTS, browser, site  # noqa: F401 - fixtures
 
 pytest.importorskip("onnx", reason="the web extra is not installed: pip install '.[web]'")
 sys.path.insert(0, str(ROOT / "tools"))
-from book import site as book_site  # noqa: E402
+from book import static  # noqa: E402
 
 from scratchformer.bert import BertConfig, BertForSequenceClassification  # noqa: E402
 from scratchformer.checkpoint import save_checkpoint  # noqa: E402
@@ -71,14 +71,14 @@ def models(html_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator
     try:
         export_web(work / "classifier.pt", target / "imdb")
         export_web(work / "gpt", target / "gpt")
-        assert book_site.write_model_index(html_dir) == ["gpt", "imdb"]
+        assert static.write_model_index(html_dir) == ["gpt", "imdb"]
         yield {"classifier": classifier, "gpt": gpt, "tokenizer": tokenizer}
     finally:
         for name in ("imdb", "gpt"):
             shutil.rmtree(target / name, ignore_errors=True)
             if (served / name).exists():
                 shutil.move(served / name, target / name)
-        book_site.write_model_index(html_dir)
+        static.write_model_index(html_dir)
 
 
 def wait_for(browser: Any, script: str, timeout: float = 60) -> Any:  # noqa: F811
