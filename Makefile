@@ -88,11 +88,13 @@ test: check mathjax browser
 
 # The quick loop: everything but the book builds, the browser test and the tests marked slow
 # (an exhaustive Unicode scan, interrupted training runs, a wheel in a fresh venv, notebook round
-# trips), which `make test` runs; in TEST_WORKERS processes (pytest-xdist). About 4 minutes of
-# CPU, so 2-2½ minutes on two idle cores (see README, "Timings").
+# trips), which `make test` runs; in TEST_WORKERS processes (pytest-xdist). About 10½ minutes
+# of CPU, so over 5 minutes on two idle cores (see README, "Timings"); it prints its wall time.
 TEST_WORKERS ?= 2
 test-fast: check
-	$(BIN)/python -m pytest -q -ra -m "not book and not slow" -n $(TEST_WORKERS)
+	@start=$$(date +%s); \
+	$(BIN)/python -m pytest -q -ra -m "not book and not slow" -n $(TEST_WORKERS); status=$$?; \
+	echo "make test-fast: the tests took $$(( $$(date +%s) - start )) s of wall time"; exit $$status
 
 bench: venv
 	$(BIN)/python benchmarks/tokenizer.py
