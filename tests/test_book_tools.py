@@ -144,3 +144,23 @@ def test_where_on_a_traceback_through_no_generated_module_names_what_the_test_ch
     assert re.search(rf"tests/test_x\.py:5 \(test_x\) checks names the chapters define: add \(book/a\.md:{definition}\)",
                      out), out
     assert "nothing to map to a chapter" in where("Traceback: something else\n")
+
+
+def test_prepare_runs_every_step_and_lists_every_failure(tmp_path: Path) -> None:
+    root = make_book(tmp_path, {"a": chapter(CELL_A)})
+    book.export(root)
+    (root / "tests").mkdir()
+    (root / "tests" / "test_a.py").write_text("def test_add():\n    assert 1 + 2 == 4\n")
+    for command in (["init", "-q"], ["add", "-A"],
+                    ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base"]):
+        subprocess.run(["git", "-C", str(root), *command], check=True, capture_output=True)
+    md = root / "book" / "a.md"
+    md.write_text(md.read_text() + "\n```{code-cell} ipython3\nadd(1, undefined_name)\n```\n")
+    result = run_export(root, "--prepare")
+    assert result.returncode == 1, result.stdout[-3000:]
+    summary = result.stdout[result.stdout.index("prepare: 3 steps failed:"):]
+    line = md.read_text().split("\n").index("add(1, undefined_name)") + 1
+    assert "- check:" in summary and f"book/a.md:{line}: undefined name 'undefined_name'" in summary
+    assert "- fast tests:" in summary and "FAILED tests/test_a.py::test_add" in summary
+    assert "- chapter book/a.md:" in summary and f"book/a.md:{line}: the cell that starts at" in summary
+    assert "=== prepare: export: ok" in result.stdout
