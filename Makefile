@@ -11,7 +11,7 @@ JUPYTER_BOOK := $(BIN)/jupyter-book build --warningiserror --keep-going
 export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 
-.PHONY: venv mathjax browser export check book linkcheck test test-fast bench clean imdb gpu-check
+.PHONY: venv mathjax browser export check chapter prepare book linkcheck test test-fast bench clean imdb gpu-check
 
 venv: $(VENV)/.installed
 
@@ -60,6 +60,17 @@ export: venv
 check: venv
 	$(BIN)/python tools/export.py --check
 
+# One chapter's code cells, run against the current package without building the book:
+# `make chapter N=4` names the chapter line of a failing cell. Seconds for chapters 2-9.
+chapter: venv
+	@test -n "$(N)" || { echo "usage: make chapter N=<chapter number>, e.g. make chapter N=4"; exit 2; }
+	$(BIN)/python tools/export.py --run-chapter $(N)
+
+# Before a commit: export, check, the fast tests and every chapter changed since git's HEAD, each
+# step run even when an earlier one failed; the end lists every failure.
+prepare: venv
+	TEST_WORKERS=$(TEST_WORKERS) $(BIN)/python tools/export.py --prepare
+
 # A warm build re-executes the chapters whose cells changed; a change under src/scratchformer/
 # (any exported cell), book/results/ or the IMDB data re-executes all of them (4-8 minutes).
 # A failing chapter does not stop the build: every one is listed, then the build fails.
@@ -77,11 +88,13 @@ test: check mathjax browser
 
 # The quick loop: everything but the book builds, the browser test and the tests marked slow
 # (an exhaustive Unicode scan, interrupted training runs, a wheel in a fresh venv, notebook round
-# trips), which `make test` runs; in TEST_WORKERS processes (pytest-xdist). About 4 minutes of
-# CPU, so 2-2½ minutes on two idle cores (see README, "Timings").
+# trips), which `make test` runs; in TEST_WORKERS processes (pytest-xdist). About 10½ minutes
+# of CPU, so over 5 minutes on two idle cores (see README, "Timings"); it prints its wall time.
 TEST_WORKERS ?= 2
 test-fast: check
-	$(BIN)/python -m pytest -q -ra -m "not book and not slow" -n $(TEST_WORKERS)
+	@start=$$(date +%s); \
+	$(BIN)/python -m pytest -q -ra -m "not book and not slow" -n $(TEST_WORKERS); status=$$?; \
+	echo "make test-fast: the tests took $$(( $$(date +%s) - start )) s of wall time"; exit $$status
 
 bench: venv
 	$(BIN)/python benchmarks/tokenizer.py

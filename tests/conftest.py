@@ -34,25 +34,36 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> object:
-    """A failure whose traceback runs through a generated module also names the chapter lines."""
+    """A failure names the chapter lines behind it: each generated line its traceback runs through,
+    or, when it runs through none (a wrong value computed correctly by the package's code), the
+    chapter lines that define the package names the test uses and that hold the values it checks."""
     outcome = yield
     report = outcome.get_result()
-    if not report.failed or "src/scratchformer/" not in str(report.longrepr):
+    if not report.failed or call.when != "call":
         return
+    text = str(report.longrepr)
     sys.path.insert(0, str(ROOT / "tools"))
     try:
-        import export
+        import book
+        from book.where import tested_places
 
         places = sorted({(m.group("path")[m.group("path").index("src/"):], int(m.group("line")))
-                         for m in export.GENERATED_LINE.finditer(str(report.longrepr))})
-        found = export.origins(ROOT)
-        mapped = [f"{path}:{line} comes from {export.chapter_line(ROOT, path, line, found)}"
-                  for path, line in places]
+                         for m in book.GENERATED_LINE.finditer(text)})
+        if places:
+            found = book.origins(ROOT)
+            title = "generated lines -> chapter lines (edit the chapter)"
+            mapped = [f"{path}:{line} comes from {book.chapter_line(ROOT, path, line, found)}"
+                      for path, line in places]
+        else:
+            title = "no generated line in the traceback: the chapter lines this test checks"
+            crash = getattr(report.longrepr, "reprcrash", None)
+            mapped = tested_places(ROOT, text + (f"\n{crash.path}:{crash.lineno}" if crash else ""))
     except Exception as err:  # a chapter that does not export: say so, do not hide the failure
-        mapped = [f"(cannot map generated lines to chapters: {err})"]
+        title, mapped = "chapter lines", [f"(cannot map the failure to chapters: {err})"]
     finally:
         sys.path.remove(str(ROOT / "tools"))
-    report.sections.append(("generated lines -> chapter lines (edit the chapter)", "\n".join(mapped)))
+    if mapped:
+        report.sections.append((title, "\n".join(mapped)))
 
 
 @pytest.fixture(

@@ -19,8 +19,8 @@ import yaml
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "tools"))
-import export  # noqa: E402
-import notebooks  # noqa: E402
+import book  # noqa: E402
+from book import notebooks  # noqa: E402
 
 # Chapter 4 computes the scores of "next" in "The next day is bright"; chapter 5 takes the same
 # row apart by hand, so both pages must show it.
@@ -123,7 +123,7 @@ def expected_numbers(page: str, text: str) -> list[str]:
 
 def book_pages() -> list[str]:
     """Every page of the book, as paths under `_build/html`, in `_toc.yml` order."""
-    return [Path(chapter).with_suffix(".html").as_posix() for chapter in export.toc_chapters(ROOT)]
+    return [Path(chapter).with_suffix(".html").as_posix() for chapter in book.toc_chapters(ROOT)]
 
 
 def chapter_pages() -> list[str]:
@@ -230,7 +230,7 @@ def test_reference_lists_every_exported_name(html_dir: Path) -> None:
     page = html_dir / "book" / "reference.html"
     parser = parse(page)
     text = visible_text(page)
-    modules = export.collect(ROOT)
+    modules = book.collect(ROOT)
     assert modules, "no chapter exports anything"
     for module in modules.values():
         assert f"module-{module.name}" in parser.ids
@@ -244,7 +244,7 @@ def test_reference_lists_every_exported_name(html_dir: Path) -> None:
 
 @pytest.mark.book
 def test_chapters_close_with_links_to_the_names_they_added(html_dir: Path) -> None:
-    for module in export.collect(ROOT).values():
+    for module in book.collect(ROOT).values():
         for block in module.blocks:
             page = Path(block.chapter).with_suffix(".html")
             links = parse(html_dir / page).links
@@ -460,7 +460,7 @@ def test_every_image_says_what_it_shows(html_dir: Path, page: str) -> None:
 
 @pytest.mark.book
 def test_exported_cells_are_marked_with_their_module(html_dir: Path) -> None:
-    for module in export.collect(ROOT).values():
+    for module in book.collect(ROOT).values():
         for chapter in sorted({block.chapter for block in module.blocks}):
             tree = page_tree(html_dir / Path(chapter).with_suffix(".html"))
             badges = [e.all_text() for e in tree.walk() if e.tag == "div" and "export-badge" in e.classes]
@@ -517,7 +517,7 @@ def test_every_mention_of_the_source_links_to_its_entry_in_the_bibliography() ->
     bibliography = (ROOT / "book" / "bibliography.md").read_text(encoding="utf-8")
     assert "(sources)=" in bibliography and "Vizuara AI Labs" in bibliography
     unlinked = []
-    for chapter in [c for c in export.toc_chapters(ROOT) if c != "book/bibliography.md"]:
+    for chapter in [c for c in book.toc_chapters(ROOT) if c != "book/bibliography.md"]:
         prose = re.sub(r"```\{code-cell\}.*?```", "", (ROOT / chapter).read_text(encoding="utf-8"), flags=re.S)
         for number, line in enumerate(prose.split("\n"), start=1):
             bare = re.sub(r"\{ref\}`[^`]*<sources>`", "", line)

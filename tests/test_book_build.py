@@ -2,7 +2,7 @@
 
 The scratch book takes from the repository's `_config.yml` what decides these behaviours (the
 execution settings, `exclude_patterns`, `only_build_toc_files`) and is built with the Makefile's
-own `jupyter-book build` flags and tools/book_rebuild.py. A build takes seconds, not the book's
+own `jupyter-book build` flags and tools/book/rebuild.py. A build takes seconds, not the book's
 minutes, but it is still a book build: `make test` runs these, `make test-fast` does not.
 """
 
@@ -45,7 +45,7 @@ def scratch_book(tmp_path: Path, exclude_notebooks: bool = True) -> Path:
         "exclude_patterns": excluded,
         "execute": config["execute"],
         "sphinx": {
-            "local_extensions": {"book_rebuild": str(ROOT / "tools")},
+            "local_extensions": {"book.rebuild": str(ROOT / "tools")},
             "config": {key: value for key, value in config["sphinx"]["config"].items()
                        if key.startswith("nb_execution")},
         },

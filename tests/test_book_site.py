@@ -18,10 +18,10 @@ from conftest import ROOT
 from test_export import CELL_A, chapter, make_book
 
 sys.path.insert(0, str(ROOT / "tools"))
-import book_site  # noqa: E402
-import export  # noqa: E402
-import notebooks  # noqa: E402
-import reference  # noqa: E402
+from book import bibliography, execution, static  # noqa: E402
+import book  # noqa: E402
+from book import notebooks  # noqa: E402
+from book import reference  # noqa: E402
 
 REPO = "https://github.com/scratchformer/scratchformer"
 
@@ -73,7 +73,7 @@ def test_arguments_are_written_like_inspect_signature() -> None:
 def test_reference_lists_every_name_with_signature_docstring_and_section(tmp_path: Path) -> None:
     root = make_book(tmp_path, {"a": chapter(CELL_A, doc="Demo module."), "b": chapter(CELL_CLASS)})
     text = reference.render(root)
-    collected = [name for module in export.collect(root).values() for b in module.blocks for name in b.names]
+    collected = [name for module in book.collect(root).values() for b in module.blocks for name in b.names]
     assert collected == ["add", "WIDTH", "LIMITS", "Scaler"]
     assert "## scratchformer.demo" in text
     assert "```{py:module} scratchformer.demo" in text
@@ -115,13 +115,13 @@ def test_section_anchors_are_myst_slugs_and_unique() -> None:
 def test_reference_refuses_a_cell_under_no_heading(tmp_path: Path) -> None:
     body = "```{code-cell} ipython3\n:tags: [export]\n\ndef f():\n    return 1\n```\n"
     root = make_book(tmp_path, {"a": chapter(body)})
-    with pytest.raises(export.ExportError, match=r"book/a\.md:\d+: exported cell sits under no heading"):
+    with pytest.raises(book.ExportError, match=r"book/a\.md:\d+: exported cell sits under no heading"):
         reference.render(root)
 
 
 def test_repository_reference_covers_the_package() -> None:
     text = reference.render(ROOT)
-    for module in export.collect(ROOT).values():
+    for module in book.collect(ROOT).values():
         for block in module.blocks:
             for name in block.names:
                 assert f"{{py:obj}}`~{module.name}.{name}`" in text
@@ -155,7 +155,7 @@ def test_defaults_that_would_break_a_link_title_are_elided() -> None:
 
 
 def test_every_chapter_lists_every_public_name_it_exports() -> None:
-    for module in export.collect(ROOT).values():
+    for module in book.collect(ROOT).values():
         for block in module.blocks:
             text = reference.chapter_additions(ROOT, block.chapter)
             for name in block.names:
@@ -225,10 +225,10 @@ def test_copy_if_changed_copies_only_what_differs(tmp_path: Path) -> None:
     (source / "sub").mkdir(parents=True)
     (source / "a.js").write_text("a")
     (source / "sub" / "b.woff").write_bytes(b"b")
-    assert book_site.copy_if_changed(source, target) == 2
-    assert book_site.copy_if_changed(source, target) == 0
+    assert static.copy_if_changed(source, target) == 2
+    assert static.copy_if_changed(source, target) == 0
     (source / "a.js").write_text("A")
-    assert book_site.copy_if_changed(source, target) == 1
+    assert static.copy_if_changed(source, target) == 1
     assert (target / "a.js").read_text() == "A" and (target / "sub" / "b.woff").read_bytes() == b"b"
 
 
@@ -244,7 +244,7 @@ def test_bibliography_labels_read_like_citations() -> None:
         entry("2016", "Sennrich, Rico"),
         entry("2016", "Sennrich, Rico"),
     ]
-    labels = list(book_site.AuthorYearLabels().format_labels(entries))
+    labels = list(bibliography.AuthorYearLabels().format_labels(entries))
     assert labels == ["Ba et al., 2016", "Hendrycks and Gimpel, 2016", "Sennrich, 2016", "Sennrich, 2016b"]
 
 
@@ -279,57 +279,57 @@ def package_copy(tmp_path: Path) -> Path:
 
 def test_execution_fingerprint_follows_the_package_source(tmp_path: Path) -> None:
     root = package_copy(tmp_path)
-    before = book_site.execution_fingerprint(root, {})
-    assert before == book_site.execution_fingerprint(root, {})
+    before = execution.execution_fingerprint(root, {})
+    assert before == execution.execution_fingerprint(root, {})
     (root / "src" / "scratchformer" / "__pycache__").mkdir()
     (root / "src" / "scratchformer" / "__pycache__" / "attention.cpython-311.pyc").write_bytes(b"\0")
-    assert book_site.execution_fingerprint(root, {}) == before, "byte code is not source"
+    assert execution.execution_fingerprint(root, {}) == before, "byte code is not source"
     (root / "src" / "scratchformer" / "attention.py").write_text("def attend():\n    return 2\n")
-    after = book_site.execution_fingerprint(root, {})
+    after = execution.execution_fingerprint(root, {})
     assert after["package"] != before["package"]
-    assert book_site.changed_parts(before, after) == ["the package source (src/scratchformer) changed"]
+    assert execution.changed_parts(before, after) == ["the package source (src/scratchformer) changed"]
 
 
 def test_execution_fingerprint_follows_the_recorded_runs(tmp_path: Path) -> None:
     root = package_copy(tmp_path)
     (root / "book" / "results").mkdir(parents=True, exist_ok=True)
     (root / "book" / "results" / "run.json").write_text('{"accuracy": 0.5}')
-    before = book_site.execution_fingerprint(root, {})
+    before = execution.execution_fingerprint(root, {})
     (root / "book" / "results" / "run.json").write_text('{"accuracy": 0.6}')
-    after = book_site.execution_fingerprint(root, {})
+    after = execution.execution_fingerprint(root, {})
     assert after["package"] == before["package"] and after["results"] != before["results"]
-    assert book_site.changed_parts(before, after) == ["a recorded run (book/results) changed"]
+    assert execution.changed_parts(before, after) == ["a recorded run (book/results) changed"]
 
 
 def test_execution_fingerprint_follows_the_figures_style(tmp_path: Path) -> None:
     root = package_copy(tmp_path)
     (root / "book").mkdir()
     (root / "book" / "matplotlibrc").write_text("font.size: 11\n")
-    before = book_site.execution_fingerprint(root, {})
+    before = execution.execution_fingerprint(root, {})
     (root / "book" / "matplotlibrc").write_text("font.size: 12\n")
-    after = book_site.execution_fingerprint(root, {})
-    assert book_site.changed_parts(before, after) == ["the figures' style (book/matplotlibrc) changed"]
+    after = execution.execution_fingerprint(root, {})
+    assert execution.changed_parts(before, after) == ["the figures' style (book/matplotlibrc) changed"]
 
 
 def test_execution_fingerprint_follows_the_imdb_data_and_the_requirement(tmp_path: Path) -> None:
     root = package_copy(tmp_path)
     data = tmp_path / "imdb"
     no_cache = {"HF_DATASETS_CACHE": str(tmp_path / "no-cache")}
-    assert book_site.imdb_fingerprint(no_cache) == "none"
-    assert book_site.imdb_fingerprint({"IMDB_DIR": str(data)}) == "none", "a missing folder is no data"
+    assert execution.imdb_fingerprint(no_cache) == "none"
+    assert execution.imdb_fingerprint({"IMDB_DIR": str(data)}) == "none", "a missing folder is no data"
     data.mkdir()
     (data / "train.jsonl").write_text('{"text": "good", "label": 1}\n')
-    with_data = book_site.imdb_fingerprint({"IMDB_DIR": str(data)})
+    with_data = execution.imdb_fingerprint({"IMDB_DIR": str(data)})
     assert with_data != "none"
     (data / "train.jsonl").write_text('{"text": "good", "label": 1}\n{"text": "bad", "label": 0}\n')
-    assert book_site.imdb_fingerprint({"IMDB_DIR": str(data)}) != with_data
+    assert execution.imdb_fingerprint({"IMDB_DIR": str(data)}) != with_data
     (data / "aclImdb" / "test").mkdir(parents=True)
-    grown = book_site.imdb_fingerprint({"IMDB_DIR": str(data)})
+    grown = execution.imdb_fingerprint({"IMDB_DIR": str(data)})
     (data / "aclImdb" / "test" / "0_3.txt").write_text("Dull.")
-    assert book_site.imdb_fingerprint({"IMDB_DIR": str(data)}) != grown, "files in sub-folders count"
-    stand_in = book_site.execution_fingerprint(root, no_cache)
-    real = book_site.execution_fingerprint(root, {"IMDB_DIR": str(data), "SCRATCHFORMER_REQUIRE_IMDB": "1"})
-    assert book_site.changed_parts(stand_in, real) == [
+    assert execution.imdb_fingerprint({"IMDB_DIR": str(data)}) != grown, "files in sub-folders count"
+    stand_in = execution.execution_fingerprint(root, no_cache)
+    real = execution.execution_fingerprint(root, {"IMDB_DIR": str(data), "SCRATCHFORMER_REQUIRE_IMDB": "1"})
+    assert execution.changed_parts(stand_in, real) == [
         "the IMDB data (IMDB_DIR or the datasets cache) changed", "SCRATCHFORMER_REQUIRE_IMDB changed",
     ]
 
@@ -339,29 +339,29 @@ def test_the_jupyter_cache_is_emptied_when_the_fingerprint_changes(tmp_path: Pat
     (cache / "executed").mkdir(parents=True)
     (cache / "global.db").write_text("cached outputs of unknown origin")
     stand_in = {"package": "p1", "imdb": "none", "require_imdb": ""}
-    assert book_site.refresh_execution_cache(cache, stand_in) == [
+    assert execution.refresh_execution_cache(cache, stand_in) == [
         "no record of what the cached outputs were computed with"
     ]
     assert not (cache / "global.db").exists()
     (cache / "global.db").write_text("outputs computed on the stand-in")
-    assert book_site.refresh_execution_cache(cache, stand_in) == [], "same package and data: the cache stays"
+    assert execution.refresh_execution_cache(cache, stand_in) == [], "same package and data: the cache stays"
     assert (cache / "global.db").exists()
     real = dict(stand_in, imdb="abc", require_imdb="1")
-    assert book_site.refresh_execution_cache(cache, real)
+    assert execution.refresh_execution_cache(cache, real)
     assert not (cache / "global.db").exists(), "a build on IMDB does not reuse the stand-in's outputs"
     (cache / "global.db").write_text("outputs computed on IMDB")
-    assert book_site.refresh_execution_cache(cache, stand_in), "nor the reverse"
+    assert execution.refresh_execution_cache(cache, stand_in), "nor the reverse"
     assert not (cache / "global.db").exists()
 
 
 def test_every_page_is_reread_when_pages_were_read_against_other_code() -> None:
     app = SimpleNamespace(scratchformer_execution={"package": "p2"})
     env = SimpleNamespace(found_docs={"book/04_self_attention", "book/05_scaling"})
-    assert book_site.outdated_pages(app, env, set(), set(), set()) == ["book/04_self_attention", "book/05_scaling"]
-    book_site.remember_execution(app, env)
-    assert book_site.outdated_pages(app, env, set(), set(), set()) == []
+    assert execution.outdated_pages(app, env, set(), set(), set()) == ["book/04_self_attention", "book/05_scaling"]
+    execution.remember_execution(app, env)
+    assert execution.outdated_pages(app, env, set(), set(), set()) == []
     app.scratchformer_execution = {"package": "p3"}
-    assert len(book_site.outdated_pages(app, env, set(), set(), set())) == 2
+    assert len(execution.outdated_pages(app, env, set(), set(), set())) == 2
 
 
 def test_the_pages_workflow_builds_on_imdb_with_an_exact_cache() -> None:
@@ -378,16 +378,16 @@ def test_the_pages_workflow_builds_on_imdb_with_an_exact_cache() -> None:
 def test_imdb_in_the_datasets_cache_counts_as_data(tmp_path: Path) -> None:
     """`make imdb` fills the datasets cache; a build after it must not reuse stand-in outputs."""
     environ = {"HF_DATASETS_CACHE": str(tmp_path / "cache")}
-    assert book_site.imdb_fingerprint(environ) == "none"
+    assert execution.imdb_fingerprint(environ) == "none"
     (tmp_path / "cache" / "other_dataset").mkdir(parents=True)
-    assert book_site.imdb_fingerprint(environ) == "none", "only IMDB counts"
+    assert execution.imdb_fingerprint(environ) == "none", "only IMDB counts"
     shard = tmp_path / "cache" / "stanfordnlp___imdb" / "plain_text" / "train.arrow"
     shard.parent.mkdir(parents=True)
     shard.write_bytes(b"arrow")
-    cached = book_site.imdb_fingerprint(environ)
+    cached = execution.imdb_fingerprint(environ)
     assert cached.startswith("datasets cache ")
     shard.write_bytes(b"arrow, longer")
-    assert book_site.imdb_fingerprint(environ) != cached
+    assert execution.imdb_fingerprint(environ) != cached
     data = tmp_path / "imdb"
     data.mkdir()
-    assert book_site.imdb_fingerprint({**environ, "IMDB_DIR": str(data)}) != cached, "IMDB_DIR wins"
+    assert execution.imdb_fingerprint({**environ, "IMDB_DIR": str(data)}) != cached, "IMDB_DIR wins"

@@ -42,8 +42,8 @@ from test_book import EXPECTED_IN_HTML
 from test_export import copy_repo
 
 sys.path.insert(0, str(ROOT / "tools"))
-import export  # noqa: E402
-import reference  # noqa: E402
+import book  # noqa: E402
+from book import reference  # noqa: E402
 
 ADDED_HEADING = "What this chapter added to the package"
 CODE_WIDTH = 90
@@ -64,7 +64,7 @@ GLUE_ROLE = re.compile(r"\{glue(:[a-z]+)?\}`")
 def module_docstrings(root: Path) -> list[str]:
     return [
         f"{module.name}: add `export_doc:` (the module's docstring) to the front matter of {module.chapters[0]}"
-        for module in export.collect(root).values() if not module.docs
+        for module in book.collect(root).values() if not module.docs
     ]
 
 
@@ -72,7 +72,7 @@ def file_numbers(root: Path) -> list[str]:
     return [
         f"{chapter} is chapter {number} in _toc.yml: name it book/{number:02d}_<topic>.md "
         "(docstrings and the introduction refer to chapters by number)"
-        for number, chapter in enumerate(export.numbered_chapters(root), start=1)
+        for number, chapter in enumerate(book.numbered_chapters(root), start=1)
         if not Path(chapter).name.startswith(f"{number:02d}_")
     ]
 
@@ -82,14 +82,14 @@ def intro_links(root: Path) -> list[str]:
     return [
         f"book/intro.md does not link to {chapter}: add it, with a line on what it builds, to the list "
         "of chapters in 'The 1,000-foot view'"
-        for chapter in export.numbered_chapters(root)
+        for chapter in book.numbered_chapters(root)
         if f"]({Path(chapter).name})" not in intro and f"]({Path(chapter).name}#" not in intro
     ]
 
 
 def closing_sections(root: Path) -> list[str]:
     problems = []
-    for chapter in export.numbered_chapters(root):
+    for chapter in book.numbered_chapters(root):
         text = (root / chapter).read_text(encoding="utf-8")
         sections = [h for h in reference.heading_anchors(text) if h[1] == 2]
         if not (sections and sections[-1][2] == ADDED_HEADING and ADDED_SECTION in text):
@@ -103,19 +103,19 @@ def closing_sections(root: Path) -> list[str]:
 def page_title(root: Path, chapter: str) -> str:
     """The text of a page's first `# ` heading."""
     lines = (root / chapter).read_text(encoding="utf-8").splitlines()
-    return next(m.group(2) for m in map(export.HEADING.match, lines) if m and m.group(1) == "#")
+    return next(m.group(2) for m in map(book.HEADING.match, lines) if m and m.group(1) == "#")
 
 
 def taught_in(root: Path) -> list[str]:
-    chapters = export.numbered_chapters(root)
+    chapters = book.numbered_chapters(root)
     problems = []
     titles_of: dict[str, set[str]] = {}
-    for module in export.collect(root).values():
+    for module in book.collect(root).values():
         for block in module.blocks:
             number = chapters.index(block.chapter) + 1 if block.chapter in chapters else None
             if block.chapter not in titles_of:
                 lines = (root / block.chapter).read_text(encoding="utf-8").splitlines()
-                titles_of[block.chapter] = {m.group(2) for m in map(export.HEADING.match, lines) if m} | {
+                titles_of[block.chapter] = {m.group(2) for m in map(book.HEADING.match, lines) if m} | {
                     h[2] for h in reference.heading_anchors("\n".join(lines))}
             titles = titles_of[block.chapter]
             for entry in reference.entries_of(block):  # the docstrings as the module has them
@@ -142,18 +142,18 @@ def taught_in_by_hand(root: Path) -> list[str]:
     import jupytext
 
     problems = []
-    for chapter in export.toc_chapters(root):
+    for chapter in book.toc_chapters(root):
         text = (root / chapter).read_text(encoding="utf-8")
         lines = text.splitlines()
         cells = [c for c in jupytext.reads(text, fmt="md:myst").cells if c.cell_type == "code"]
         found = []
-        for cell, fence in zip(cells, export.cell_fence_lines(text)):
+        for cell, fence in zip(cells, book.cell_fence_lines(text)):
             try:
                 tree = ast.parse(cell.source)
             except SyntaxError:  # magics; a cell with them is not exported
                 continue
             source = cell.source.splitlines()
-            located = export.cell_source_lines(lines, fence, cell.source)
+            located = book.cell_source_lines(lines, fence, cell.source)
             for node in ast.walk(tree):
                 if not (isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
                         and ast.get_docstring(node) is not None):
@@ -172,7 +172,7 @@ def taught_in_by_hand(root: Path) -> list[str]:
 
 
 def glued_numbers_checked(root: Path, expected: dict[str, list[str]]) -> list[str]:
-    pages = {Path(chapter).with_suffix(".html").as_posix(): chapter for chapter in export.toc_chapters(root)}
+    pages = {Path(chapter).with_suffix(".html").as_posix(): chapter for chapter in book.toc_chapters(root)}
     problems = [
         f"EXPECTED_IN_HTML in tests/test_book.py names {page}, which the book does not have"
         for page in sorted(set(expected) - set(pages))
@@ -212,7 +212,7 @@ def long_code_lines(root: Path, chapter: str) -> list[str]:
 
 def code_width(root: Path, exceptions: set[str] = WIDER_THAN_90_COLUMNS) -> list[str]:
     problems = []
-    for chapter in export.toc_chapters(root):
+    for chapter in book.toc_chapters(root):
         long_lines = long_code_lines(root, chapter)
         if long_lines and chapter not in exceptions:
             problems.append(f"{chapter}: code lines wider than {CODE_WIDTH} columns (the page shows "
@@ -226,7 +226,7 @@ def code_width(root: Path, exceptions: set[str] = WIDER_THAN_90_COLUMNS) -> list
 def long_visible_cells(root: Path) -> list[str]:
     """`chapter:line (lines)` for each unfolded code cell of chapters 10-13 that is too long."""
     problems = []
-    for chapter in export.toc_chapters(root):
+    for chapter in book.toc_chapters(root):
         if not TEACHING_CHAPTERS.match(chapter):
             continue
         for fence, body in code_cells((root / chapter).read_text(encoding="utf-8")):
@@ -266,7 +266,7 @@ def cell_source(body: list[str]) -> str:
 def teaching_cells(root: Path) -> list[tuple[str, int, str, bool]]:
     """(chapter, line, code, folded) of each code cell of chapters 10-13."""
     cells = []
-    for chapter in export.toc_chapters(root):
+    for chapter in book.toc_chapters(root):
         if TEACHING_CHAPTERS.match(chapter):
             for fence, body in code_cells((root / chapter).read_text(encoding="utf-8")):
                 folded = any(FOLDING_TAGS.match(line) for line in body[:12])
@@ -331,7 +331,7 @@ def imported_names(source: str) -> list[tuple[str, str]]:
     except SyntaxError:  # magics; such a cell imports nothing we check
         return []
     return [(node.module, alias.name) for node in tree.body
-            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(export.PACKAGE)
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(book.PACKAGE)
             for alias in node.names]
 
 
@@ -339,11 +339,11 @@ def own_definitions(root: Path, exceptions: set[str] = IMPORTING_THEIR_OWN_DEFIN
     import jupytext
 
     defined: dict[str, set[tuple[str, str]]] = {}
-    for module in export.collect(root).values():
+    for module in book.collect(root).values():
         for block in module.blocks:
             defined.setdefault(block.chapter, set()).update((module.name, name) for name in block.names)
     problems = []
-    for chapter in export.toc_chapters(root):
+    for chapter in book.toc_chapters(root):
         notebook = jupytext.reads((root / chapter).read_text(encoding="utf-8"), fmt="md:myst")
         reimported = sorted({
             f"{module}.{name}" for cell in notebook.cells if cell.cell_type == "code"
@@ -428,10 +428,10 @@ def figure_alt_text(root: Path) -> list[str]:
     import jupytext
 
     problems = []
-    for chapter in export.toc_chapters(root):
+    for chapter in book.toc_chapters(root):
         text = (root / chapter).read_text(encoding="utf-8")
         notebook = jupytext.reads(text, fmt="md:myst")
-        fences = export.cell_fence_lines(text)
+        fences = book.cell_fence_lines(text)
         code_indices = [i for i, cell in enumerate(notebook.cells) if cell.cell_type == "code"]
         for index in drawing_cells(notebook):
             metadata = notebook.cells[index].metadata.get("mystnb", {})
@@ -454,7 +454,7 @@ NOTHING_ADDED = re.compile(r"adds? nothing to the package|exports? nothing|no ne
 def additions_prose(root: Path) -> list[str]:
     """Chapters whose words about what they add contradict the generated list of names."""
     problems = []
-    for chapter in export.numbered_chapters(root):
+    for chapter in book.numbered_chapters(root):
         text = (root / chapter).read_text(encoding="utf-8")
         start = text.find(f"## {ADDED_HEADING}")
         if start < 0:
@@ -497,7 +497,7 @@ CONVENTIONS = ["module docstrings", "file numbers", "introduction", "closing sec
 
 @pytest.fixture(scope="module")
 def repository_problems() -> dict[str, list[str]]:
-    assert len(export.numbered_chapters(ROOT)) >= 10
+    assert len(book.numbered_chapters(ROOT)) >= 10
     problems = all_problems(ROOT, EXPECTED_IN_HTML)
     assert sorted(problems) == sorted(CONVENTIONS)
     return problems
@@ -555,16 +555,16 @@ The answer is {glue:text}`answer`.
 def add_last_chapter(root: Path, name: str, text: str) -> int:
     """Write `book/<name>.md` and list it after the numbered part's last chapter; its number."""
     (root / "book" / f"{name}.md").write_text(text, encoding="utf-8")
-    last = export.numbered_chapters(root)[-1].removesuffix(".md")
+    last = book.numbered_chapters(root)[-1].removesuffix(".md")
     toc = root / "_toc.yml"
     toc.write_text(toc.read_text().replace(f"      - file: {last}\n",
                                            f"      - file: {last}\n      - file: book/{name}\n"))
-    return len(export.numbered_chapters(root))
+    return len(book.numbered_chapters(root))
 
 
 def test_a_new_chapter_that_forgets_the_conventions_is_told_what_to_add(tmp_path: Path) -> None:
     root = copy_repo(tmp_path)
-    number = len(export.numbered_chapters(root)) + 1
+    number = len(book.numbered_chapters(root)) + 1
     name = f"{number + 1:02d}_sketch"  # misnumbered on purpose
     assert add_last_chapter(root, name, NEW_CHAPTER) == number
     problems = all_problems(root, EXPECTED_IN_HTML)
@@ -620,7 +620,7 @@ print(continue_text("a prompt that makes this line of code wider than the ninety
 
 def test_wide_code_and_reimported_definitions_are_named(tmp_path: Path) -> None:
     root = copy_repo(tmp_path)
-    name = f"{len(export.numbered_chapters(root)) + 1:02d}_sketch"
+    name = f"{len(book.numbered_chapters(root)) + 1:02d}_sketch"
     add_last_chapter(root, name, WIDE_AND_SELF_IMPORTING)
     width = code_width(root)
     assert any(p.startswith(f"book/{name}.md: code lines wider than 90") and f"book/{name}.md:27 (" in p

@@ -15,13 +15,13 @@ import pytest
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "tools"))
-import export  # noqa: E402
+import book  # noqa: E402
 
 # Every name the chapters export, by module, straight from the exporter: a new chapter's names
 # are checked in the installed wheel without anyone listing them here.
 EXPORTED = {
     name: [n for block in module.blocks for n in block.names]
-    for name, module in export.collect(ROOT).items()
+    for name, module in book.collect(ROOT).items()
 }
 
 

@@ -18,7 +18,7 @@ from conftest import ROOT
 from test_gpt import tiny_run_arguments
 from test_pretrain import pretrain_arguments
 
-TOOLS = ROOT / "tools"
+TOOLS = ROOT / "tools" / "records"
 
 
 def test_electra_losses_split_the_loss_at_every_snapshot(tmp_path: Path, toy_dir: Path) -> None:
@@ -26,10 +26,10 @@ def test_electra_losses_split_the_loss_at_every_snapshot(tmp_path: Path, toy_dir
     assert main([*pretrain_arguments(toy_dir, run), "--objective", "electra",
                  "--set", "steps=8"]) == 0
     record = tmp_path / "electra.json"
-    subprocess.run([sys.executable, str(TOOLS / "electra_losses.py"), "--run", str(run),
+    subprocess.run([sys.executable, str(TOOLS / "ch13_electra_losses.py"), "--run", str(run),
                     "--record", str(record)], check=True, capture_output=True)
     recorded = json.loads(record.read_text())
-    assert recorded["command"].startswith("python tools/electra_losses.py")
+    assert recorded["command"].startswith("python tools/records/ch13_electra_losses.py")
     assert set(recorded["snapshots"]) == set(recorded["snapshot_seconds"]) >= {"0", "8"}
     vocab = recorded["run"]["model_config"]["vocab_size"]
     untrained = recorded["snapshots"]["0"]
@@ -46,7 +46,7 @@ def test_electra_losses_split_the_loss_at_every_snapshot(tmp_path: Path, toy_dir
 def test_electra_losses_refuses_a_masked_lm_run(tmp_path: Path, toy_dir: Path) -> None:
     run = tmp_path / "mlm"
     assert main([*pretrain_arguments(toy_dir, run), "--set", "steps=2"]) == 0
-    done = subprocess.run([sys.executable, str(TOOLS / "electra_losses.py"), "--run", str(run),
+    done = subprocess.run([sys.executable, str(TOOLS / "ch13_electra_losses.py"), "--run", str(run),
                            "--record", str(tmp_path / "out.json")], capture_output=True,
                           text=True)
     assert done.returncode != 0 and "mlm run, not an ELECTRA run" in done.stderr
@@ -58,7 +58,7 @@ def test_sentiment_token_pairs_each_review_with_its_flipped_token(tmp_path: Path
     run = tmp_path / "gpt"
     assert main(tiny_run_arguments(toy_dir, run, tmp_path / "cache")) == 0
     record = tmp_path / "pairs.json"
-    subprocess.run([sys.executable, str(TOOLS / "sentiment_token.py"), "--data", str(toy_dir),
+    subprocess.run([sys.executable, str(TOOLS / "ch12_sentiment_token.py"), "--data", str(toy_dir),
                     "--run", str(run), "--reviews", "6", "--record", str(record)],
                    check=True, capture_output=True)
     recorded = json.loads(record.read_text())

@@ -24,7 +24,7 @@ MACHINE_PATH = re.compile(r"(^|[\s=])(/|\.\./)")
          "scratchformer train-imdb --data=$IMDB_DIR --init runs/mlm/snapshot-0000100.pt --epochs 1"),
         ("python benchmarks/tokenizer.py --data /data/imdb/train.jsonl.gz --record book/results/t.json",
          "python benchmarks/tokenizer.py --data $IMDB_DIR/train.jsonl.gz --record book/results/t.json"),
-        ("python tools/record_pretraining.py --runs /home/me/pt/runs", "python tools/record_pretraining.py --runs runs"),
+        ("python tools/records/ch13_record_pretraining.py --runs /home/me/pt/runs", "python tools/records/ch13_record_pretraining.py --runs runs"),
         ("scratchformer classify --checkpoint /tmp/best 'a film, not bad'",
          "scratchformer classify --checkpoint runs/best 'a film, not bad'"),
         ("scratchformer train-imdb --data '/my data/imdb' --out 'runs/with space'",

@@ -91,7 +91,7 @@ def test_patience_stops_after_that_many_validations_without_a_gain() -> None:
 
 @pytest.mark.slow
 def test_the_recorded_comparison_runs_end_to_end(tmp_path, toy_dir) -> None:
-    """train-gpt --no-labels, then tools/gpt_transfer.py: runs, and the record's keys."""
+    """train-gpt --no-labels, then tools/records/ch13_gpt_transfer.py: runs, and the record's keys."""
     import json
     import subprocess
     import sys
@@ -103,7 +103,7 @@ def test_the_recorded_comparison_runs_end_to_end(tmp_path, toy_dir) -> None:
     gpt = tmp_path / "gpt"
     assert main([*tiny_run_arguments(toy_dir, gpt, tmp_path / "cache"), "--no-labels"]) == 0
     assert json.loads((gpt / "results.json").read_text())["data"]["source"]
-    tool = [sys.executable, str(ROOT / "tools" / "gpt_transfer.py")]
+    tool = [sys.executable, str(ROOT / "tools" / "records" / "ch13_gpt_transfer.py")]
     for seed in (0, 1):
         for start in ([], ["--scratch"]):
             out = tmp_path / "runs" / f"{'scratch' if start else 'pretrained'}_{seed}.json"
@@ -140,7 +140,7 @@ def test_the_recorded_comparison_runs_end_to_end(tmp_path, toy_dir) -> None:
     differences = [by["pretrained", s] - by["scratch", s] for s in (0, 1)]
     assert abs(gain["equal_compute_gain_points"] - sum(differences) / 2) < 1e-9
     assert abs(gain["equal_compute_gain_se"] - abs(differences[0] - differences[1]) / 2) < 1e-9
-    assert all(r["command"].startswith("python tools/gpt_transfer.py run") for r in runs)
+    assert all(r["command"].startswith("python tools/records/ch13_gpt_transfer.py run") for r in runs)
     assert [r["init"] for r in recorded["selection"]] == ["scratch"]
     snapshot_runs = recorded["snapshot_fine_tuning"]
     (step, at_step), = recorded["snapshot_comparisons"].items()

@@ -32,7 +32,7 @@ from test_browser import SCREENSHOTS, SITE_REQUESTS, browser, site  # noqa: F401
 
 pytest.importorskip("onnx", reason="the web extra is not installed: pip install '.[web]'")
 sys.path.insert(0, str(ROOT / "tools"))
-import book_site  # noqa: E402
+from book import static  # noqa: E402
 
 from scratchformer.data.framing import encode_review, review_token_lists  # noqa: E402
 from scratchformer.data.windows import SPECIAL_TOKENS  # noqa: E402
@@ -76,14 +76,14 @@ def models(html_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator
     try:
         export_web(work / "classifier.pt", target / "imdb")
         export_web(work / "gpt", target / "gpt")
-        assert book_site.write_model_index(html_dir) == ["gpt", "imdb"]
+        assert static.write_model_index(html_dir) == ["gpt", "imdb"]
         yield {"classifier": classifier, "gpt": gpt, "tokenizer": tokenizer}
     finally:
         for name in ("imdb", "gpt"):
             shutil.rmtree(target / name, ignore_errors=True)
             if (served / name).exists():
                 shutil.move(served / name, target / name)
-        book_site.write_model_index(html_dir)
+        static.write_model_index(html_dir)
 
 
 def wait_for(browser: Any, script: str, timeout: float = 60) -> Any:  # noqa: F811

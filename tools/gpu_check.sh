@@ -65,7 +65,7 @@ if [ -n "${IMDB_DIR:-}" ]; then
         train-gpt --data "$IMDB_DIR" --out "$OUT/gpt_gpu" --config gpu --no-labels \
         --set "steps=$GPT_STEPS" --cache "$OUT/cache" --no-progress 2>&1 | tee -a "$OUT/summary.txt" || status=1
     for start in pretrained scratch; do
-        "$PYTHON" tools/gpt_transfer.py run --gpt "$OUT/gpt_gpu" --device cuda --labels 0 \
+        "$PYTHON" tools/records/ch13_gpt_transfer.py run --gpt "$OUT/gpt_gpu" --device cuda --labels 0 \
             $([ $start = scratch ] && echo --scratch) --epochs 3 --evals-per-epoch 4 --patience 4 \
             --cache "$OUT/cache" --out "$OUT/transfer/${start}_all_s0.json" 2>&1 | tee -a "$OUT/summary.txt" || status=1
     done

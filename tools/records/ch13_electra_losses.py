@@ -3,10 +3,10 @@ the generator's loss at the chosen positions and the discriminator's replaced-to
 each next to what knowing no context buys (token frequencies; always answering the share
 of replaced tokens).
 
-    python tools/electra_losses.py --run runs/electra \\
+    python tools/records/ch13_electra_losses.py --run runs/electra \\
         --record book/results/pretrain_electra_losses_cpu.json
 
-The windows are masked as `tools/record_pretraining.py` masks them for the masked
+The windows are masked as `tools/records/ch13_record_pretraining.py` masks them for the masked
 language model, so the generator's numbers compare with its. What this deliberately does
 not handle: masked-LM runs (that tool reads those).
 """
@@ -28,8 +28,7 @@ from scratchformer.tokenize.bpe import BPETokenizer
 from scratchformer.train.pretrain import (PretrainConfig, build_pretrainer,
                                           read_pretraining)
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from record_pretraining import held_out_masked, snapshot_seconds  # noqa: E402 (a sibling tool)
+from ch13_record_pretraining import held_out_masked, snapshot_seconds  # noqa: E402 (a sibling tool)
 from shown_command import tool_command  # noqa: E402
 
 
@@ -70,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         step = read_pretraining(path)["training"]["step"]
         snapshots[str(step)] = snapshot_losses(path, masked)
         print(step, json.dumps(snapshots[str(step)]), flush=True)
-    record = {**tool_command("electra_losses.py", sys.argv[1:] if argv is None else argv,
+    record = {**tool_command("ch13_electra_losses.py", sys.argv[1:] if argv is None else argv,
                              str(args.record)),
               "run": {key: results[key] for key in (
                   "command", "command_as_run", "model_config", "settings", "parameters",

@@ -8,10 +8,10 @@ domain, so names get index entries, appear in the page's contents, and chapters 
 them: {py:func}`~scratchformer.nn.attention.scaled_dot_product_attention`,
 {py:class}`~scratchformer.nn.attention.SelfAttention`, {py:mod}`scratchformer.nn.attention`.
 
-    python tools/reference.py    # print the generated Markdown
-    python tools/reference.py book/04_self_attention.md   # what that chapter adds
+    PYTHONPATH=tools python -m book.reference    # print the generated Markdown
+    PYTHONPATH=tools python -m book.reference book/04_self_attention.md   # what that chapter adds
 
-The book build (tools/book_site.py) inserts this text into `book/reference.md` at read
+The book build (tools/book/site.py) inserts this text into `book/reference.md` at read
 time; nothing generated is committed. The same names, chapter by chapter, make the list
 that closes each chapter ("What this chapter added to the package", the directive
 `package-additions`): each function and class with its parameters and the first paragraph
@@ -30,8 +30,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import export  # noqa: E402
+import book
 
 MARKER = "<!-- package-reference -->"
 ADDITIONS_DIRECTIVE = "package-additions"
@@ -98,7 +97,7 @@ def _function_signature(node: ast.FunctionDef | ast.AsyncFunctionDef, method: bo
     return format_arguments(node.args, drop_first=method) + returns
 
 
-def entries_of(block: export.Block) -> list[Entry]:
+def entries_of(block: book.Block) -> list[Entry]:
     """The exported names of one block, in source order, with signatures and docstrings.
 
     The docstrings are read as the module has them (`block.body` is the exported text): those
@@ -161,12 +160,12 @@ def heading_anchors(text: str) -> list[tuple[int, int, str, str]]:
     return headings
 
 
-def section_link(root: Path, block: export.Block) -> tuple[str, str]:
+def section_link(root: Path, block: book.Block) -> tuple[str, str]:
     """(link text, target) of the section that teaches a block: `04_self_attention.md#the-module`."""
     headings = heading_anchors((root / block.chapter).read_text(encoding="utf-8"))
     before = [h for h in headings if h[0] < block.line]
     if not headings or not before:
-        raise export.ExportError(f"{block.chapter}:{block.line}: exported cell sits under no heading")
+        raise book.ExportError(f"{block.chapter}:{block.line}: exported cell sits under no heading")
     title = next((h[2] for h in headings if h[1] == 1), headings[0][2])
     section = before[-1]
     # Links are written relative to book/reference.md, which sits beside the chapters.
@@ -208,7 +207,7 @@ def render_entry(entry: Entry, module: str, link: tuple[str, str]) -> str:
 
 def render(root: Path) -> str:
     """The Markdown of the package reference (without the page's title)."""
-    modules = export.collect(root)
+    modules = book.collect(root)
     if not modules:
         return "No chapter exports anything yet.\n"
     out: list[str] = []
@@ -232,16 +231,16 @@ def summary(doc: str) -> str:
     return " ".join(first.split())
 
 
-_COLLECTED: dict[tuple, dict[str, export.Module]] = {}
+_COLLECTED: dict[tuple, dict[str, book.Module]] = {}
 
 
-def _collected(root: Path) -> dict[str, export.Module]:
-    """`export.collect(root)`, read again only when the toc or a chapter changed (a build asks per chapter)."""
-    files = [root / "_toc.yml", *(root / chapter for chapter in export.toc_chapters(root))]
+def _collected(root: Path) -> dict[str, book.Module]:
+    """`book.collect(root)`, read again only when the toc or a chapter changed (a build asks per chapter)."""
+    files = [root / "_toc.yml", *(root / chapter for chapter in book.toc_chapters(root))]
     key = (str(root.resolve()), *((str(f), f.stat().st_mtime_ns, f.stat().st_size) for f in files if f.exists()))
     if key not in _COLLECTED:
         _COLLECTED.clear()
-        _COLLECTED[key] = export.collect(root)
+        _COLLECTED[key] = book.collect(root)
     return _COLLECTED[key]
 
 
@@ -285,12 +284,12 @@ def chapter_additions(root: Path, chapter: str, plain: bool = False) -> str:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     try:
-        root = Path(__file__).resolve().parent.parent
+        root = Path(__file__).resolve().parents[2]
         if args:
             sys.stdout.write(chapter_additions(root, args[0]))
             return 0
         sys.stdout.write(render(root))
-    except export.ExportError as err:
+    except book.ExportError as err:
         print(f"reference: {err}", file=sys.stderr)
         return 2
     return 0

@@ -9,8 +9,8 @@ NBSVM's score for it (NBSVM trained on the same 22,500 reviews, with the setting
 `benchmarks/baselines.py` chose), from which the chapter measures where the two err and
 their ensemble.
 
-    python tools/why_it_loses.py run --data $IMDB_DIR --work runs/why
-    python tools/why_it_loses.py record --data $IMDB_DIR --work runs/why \
+    python tools/records/ch11_why_it_loses.py run --data $IMDB_DIR --work runs/why
+    python tools/records/ch11_why_it_loses.py record --data $IMDB_DIR --work runs/why \
         --record book/results/imdb_cpu_ablations.json
 
 What this deliberately does not handle: other presets, several processes, and resuming a
@@ -35,7 +35,7 @@ VARIANTS = {  # name -> extra arguments of train-imdb
     "lower-cased": [],  # reads the lower-cased copy of the data
     "max_len=512": ["--set", "max_len=512"],
 }
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def lower_cased_copy(data: Path, work: Path) -> Path:
@@ -139,8 +139,8 @@ def record(args: argparse.Namespace) -> None:
                                     f"preset_seed{seed}", args.work / "cache", baselines)
                for seed in runs["preset"]}
     text = json.dumps({
-        "command": ("python tools/why_it_loses.py run --data $IMDB_DIR --work runs/why && "
-                    "python tools/why_it_loses.py record --data $IMDB_DIR --work runs/why "
+        "command": ("python tools/records/ch11_why_it_loses.py run --data $IMDB_DIR --work runs/why && "
+                    "python tools/records/ch11_why_it_loses.py record --data $IMDB_DIR --work runs/why "
                     "--record book/results/imdb_cpu_ablations.json"),
         "variants": {name: VARIANTS[name] for name in VARIANTS},
         "runs": runs,

@@ -5,7 +5,7 @@ Each run is `scratchformer pretrain --config cpu --set steps=2000` with one reci
 held-out windows at the positions that show `[MASK]` (masked 15% with 80/10/10 for every
 run, so the numbers compare), next to token frequencies alone at the same positions.
 
-    python tools/mlm_sweep.py --runs runs/sweep --record book/results/pretrain_sweep_cpu.json
+    python tools/records/ch13_mlm_sweep.py --runs runs/sweep --record book/results/pretrain_sweep_cpu.json
 
 What this deliberately does not handle: ELECTRA runs, and runs that differ in tokenizer or
 held-out windows (each run's own `val.npy` is read; the recipes here share them).
@@ -21,8 +21,7 @@ from pathlib import Path
 from scratchformer.io.files import write_atomically
 from scratchformer.tokenize.bpe import BPETokenizer
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from record_pretraining import loss_by_position  # noqa: E402 (a sibling tool)
+from ch13_record_pretraining import loss_by_position  # noqa: E402 (a sibling tool)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -43,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
             "loss_by_position": loss_by_position(folder, tokenizer),
         }
         print(folder.name, json.dumps(runs[folder.name]["loss_by_position"]), flush=True)
-    text = json.dumps({"command": "python tools/mlm_sweep.py --runs runs/sweep --record "
+    text = json.dumps({"command": "python tools/records/ch13_mlm_sweep.py --runs runs/sweep --record "
                        "book/results/pretrain_sweep_cpu.json", "runs": runs}, indent=1)
     write_atomically(args.record, lambda file: file.write(text.encode()))
     return 0

@@ -9,7 +9,7 @@ masked language model, its loss on held-out windows at the positions that show `
 random token or their own token, next to a model of token frequencies alone; and its top
 predictions for a few sentences with a hidden word, before and after pretraining.
 
-    python tools/record_pretraining.py --runs runs/pretraining \
+    python tools/records/ch13_record_pretraining.py --runs runs/pretraining \
         --record book/results/pretrain_cpu.json
 
 What this deliberately does not handle: runs made under `torchrun` on several machines
@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", required=True, type=Path, help="the folder of runs")
     parser.add_argument("--record", required=True, type=Path, help="JSON file to write")
     args = parser.parse_args(argv)
-    record: dict = {**command_record(["python", "tools/record_pretraining.py",
+    record: dict = {**command_record(["python", "tools/records/ch13_record_pretraining.py",
                                       *(sys.argv[1:] if argv is None else argv)]),
                     "commands": [], "commands_as_run": [], "pretraining": {}, "fine_tuning": []}
     for objective in ("mlm", "electra"):

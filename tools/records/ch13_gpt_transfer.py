@@ -1,9 +1,9 @@
 """Chapter 13's causal route: fine-tune chapter 12's GPT (pretrained, or the same model
 from scratch) as an IMDB classifier, and record the comparison for the page.
 
-    python tools/gpt_transfer.py run --gpt runs/gpt_s0 --labels 1000 --seed 0 \
+    python tools/records/ch13_gpt_transfer.py run --gpt runs/gpt_s0 --labels 1000 --seed 0 \
         --out runs/transfer/pretrained_1000_s0.json [--scratch] [--lr 0.001] ...
-    python tools/gpt_transfer.py record --runs runs/transfer --gpt runs/gpt_s0 runs/gpt_s1 \
+    python tools/records/ch13_gpt_transfer.py record --runs runs/transfer --gpt runs/gpt_s0 runs/gpt_s1 \
         --record book/results/transfer_cpu.json [--selection runs/select] \
         [--partial runs/transfer_steps]
 
@@ -41,7 +41,6 @@ from scratchformer.train.gpt import load_gpt, read_gpt_checkpoint
 from scratchformer.train.transfer import (GPTClassifier, classification_accuracy,
                                           encode_for_gpt, fine_tune)
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from shown_command import tool_command  # noqa: E402 (a sibling tool)
 
 CONTEXTS = (1, 2, 4, 16, 64, 256)  # tokens of context the loss is measured with
@@ -102,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
                                                 test_labels.to(device))
     best = max(history, key=lambda r: r["val_accuracy"])
     record = {
-        **command_record(["python", "tools/gpt_transfer.py", *sys.argv[1:]]),
+        **command_record(["python", "tools/records/ch13_gpt_transfer.py", *sys.argv[1:]]),
         "init": "scratch" if args.scratch else "pretrained", "labels": len(fit),
         "seed": args.seed, "lr": args.lr, "epochs": args.epochs, "max_len": max_len,
         "gpt": {"checkpoint_sha256": file_sha256(gpt_run / "best.pt"),
@@ -203,7 +202,7 @@ def record(args: argparse.Namespace) -> int:
                  for r in (json.loads(p.read_text())
                            for p in sorted(Path(args.selection).glob("*.json")))
                  ] if args.selection else []
-    command = tool_command("gpt_transfer.py", sys.argv[1:], args.record)["command"]
+    command = tool_command("ch13_gpt_transfer.py", sys.argv[1:], args.record)["command"]
     out = {"command": command, "pretraining": pretraining,
            "pretraining_train_seconds": pretrain_seconds, "selection": selection,
            "fine_tuning": runs, "comparisons": comparisons,

@@ -1,6 +1,6 @@
 """Sphinx extension: a page is read again whenever what it shows could be out of date.
 
-Loaded by tools/book_site.py (and on its own by the tests' scratch books). Sphinx reads a page
+Loaded by tools/book/site.py (and on its own by the tests' scratch books). Sphinx reads a page
 again when its source file is newer than the last read. Two cases slip through that test:
 
 - the page's source file changed, not its time: a notebook `book/05_scaling.ipynb` beside
@@ -96,6 +96,6 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("env-get-outdated", stale_pages)
     app.connect("env-merge-info", merge_sources)
     app.connect("env-purge-doc", purge_source)
-    # After the other extensions have written the site (book_site at 400, the toc at 500).
+    # After the other extensions have written the site (book.site at 400, the toc at 500).
     app.connect("build-finished", fail_after_every_chapter_ran, priority=900)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

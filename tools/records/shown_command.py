@@ -11,13 +11,13 @@ from pathlib import Path
 
 from scratchformer.runs.folders import command_record
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def tool_command(script: str, argv: list[str], record: str) -> dict[str, str]:
-    """`command_record` of `python tools/<script> <argv>`, where `record` (one of `argv`)
+    """`command_record` of `python tools/records/<script> <argv>`, where `record` (one of `argv`)
     is shown relative to the repository's root if it lies inside it."""
-    words = ["python", f"tools/{script}", *argv]
+    words = ["python", f"tools/records/{script}", *argv]
     path = Path(record).resolve()
     if path.is_relative_to(ROOT):
         words[words.index(record)] = str(path.relative_to(ROOT))

@@ -5,7 +5,7 @@ true sentiment token and after the flipped one, and record the per-review differ
 the mean loss per text token (flipped minus true, nats): positive where the true token
 makes the review likelier. The page computes the mean and its standard error.
 
-    python tools/sentiment_token.py --data $IMDB_DIR --run runs/gpt_cpu --reviews 500 \
+    python tools/records/ch12_sentiment_token.py --data $IMDB_DIR --run runs/gpt_cpu --reviews 500 \
         --record book/results/gpt_cpu_sentiment_token.json
 
 What this deliberately does not handle: text beyond the model's context. Each review is
@@ -33,7 +33,6 @@ from scratchformer.models.gpt import document_nll
 from scratchformer.tokenize.bpe import BPETokenizer
 from scratchformer.train.gpt import load_gpt
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from shown_command import tool_command  # noqa: E402 (a sibling tool)
 
 
@@ -63,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
             loss[name] = total / count
         differences.append(loss["flipped"] - loss["true"])
         lengths.append(len(text_ids))
-    shown = tool_command("sentiment_token.py", sys.argv[1:] if argv is None else argv,
+    shown = tool_command("ch12_sentiment_token.py", sys.argv[1:] if argv is None else argv,
                          str(args.record))
     record = {**shown,
               "checkpoint_sha256": file_sha256(args.run / "best.pt"),

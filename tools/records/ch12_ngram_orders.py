@@ -7,7 +7,7 @@ interpolated Kneser-Ney models of orders 2, 3 and 4 from it, and score each of t
 review too. `record` writes, per model, bits per byte with a 95% bootstrap interval over
 reviews, and for the GPT the interval of its paired difference from each n-gram:
 
-    python tools/ngram_orders.py --data $IMDB_DIR --cache runs/cache \
+    python tools/records/ch12_ngram_orders.py --data $IMDB_DIR --cache runs/cache \
         --run runs/gpt_cpu --run runs/gpt_s0 --run runs/gpt_s1 \
         --record book/results/gpt_ngrams.json
 
@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     for folder in args.run:
         runs[folder.name] = score_run(folder, data, unlabeled, args.cache)
         print(folder.name, json.dumps(runs[folder.name]["models"], indent=1), flush=True)
-    command = ("python tools/ngram_orders.py --data $IMDB_DIR --cache runs/cache "
+    command = ("python tools/records/ch12_ngram_orders.py --data $IMDB_DIR --cache runs/cache "
                + " ".join(f"--run runs/{name}" for name in runs)
                + " --record book/results/gpt_ngrams.json")
     text = json.dumps({"command": command, "resamples": RESAMPLES, "runs": runs}, indent=1)

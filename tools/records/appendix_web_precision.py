@@ -5,7 +5,7 @@ as float32 and as float16, runs both with ONNX Runtime on every test review, and
 each file's size, each export's test accuracy, the largest differences between the two in
 probability and in a token's contribution, and how many verdicts differ:
 
-    python tools/web_precision.py --run runs/imdb_cpu --data $IMDB_DIR \
+    python tools/records/appendix_web_precision.py --run runs/imdb_cpu --data $IMDB_DIR \
         --record book/results/web_classifier_precision.json
 
 What this deliberately does not handle: GPT exports (their table is also the output layer)
@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
                   (probabilities.argmax(1) == labels).mean(), flush=True)
     full, half = exports["float32"], exports["float16"]
     record = {
-        "command": ("python tools/web_precision.py --run runs/imdb_cpu --data $IMDB_DIR "
+        "command": ("python tools/records/appendix_web_precision.py --run runs/imdb_cpu --data $IMDB_DIR "
                     "--record book/results/web_classifier_precision.json"),
         "checkpoint": full["manifest"]["checkpoint"],
         "run_command": full["manifest"].get("command"),

@@ -8,7 +8,7 @@ and the two libraries the chapters use besides it (matplotlib for figures, myst-
 The same requirements go into `binder/requirements.txt` of the published site, which is what
 Binder builds its environment from.
 
-    python tools/notebooks.py book/04_self_attention.md -o /tmp/04.ipynb
+    PYTHONPATH=tools python -m book.notebooks book/04_self_attention.md -o /tmp/04.ipynb
 
 The list of names that closes each chapter (the directive `package-additions`) is written
 out, as plain Markdown, since notebooks know no directives.
@@ -29,7 +29,7 @@ import jupytext
 import nbformat
 import yaml
 
-import reference
+from book import reference
 
 INSTALL_CELL_ID = "install-scratchformer"
 ADDITIONS = re.compile(rf"^(`{{3,}}|~{{3,}})\{{{reference.ADDITIONS_DIRECTIVE}\}}[^\n]*\n\1[ \t]*$", re.M)
@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ref", default="main")
     args = parser.parse_args(argv)
     if args.repository is None:
-        config = yaml.safe_load((Path(__file__).resolve().parent.parent / "_config.yml").read_text(encoding="utf-8"))
+        config = yaml.safe_load((Path(__file__).resolve().parents[2] / "_config.yml").read_text(encoding="utf-8"))
         args.repository = config["repository"]["url"]
     write_notebook(chapter_notebook(args.chapter, args.repository, args.ref), args.output)
     return 0

@@ -4,7 +4,7 @@ For a few hand-picked reviews and for the test reviews the model gets most confi
 wrong, write each prediction with every token's exact contribution to the logit gap
 (`scratchformer.measure.evaluation.token_contributions`) into a JSON file the chapter reads:
 
-    python tools/record_predictions.py --checkpoint runs/imdb_cpu --data ../shared/data/imdb \
+    python tools/records/ch11_record_predictions.py --checkpoint runs/imdb_cpu --data ../shared/data/imdb \
         --record book/results/imdb_cpu_predictions.json
 
 What this deliberately does not handle: models without mean pooling (the decomposition is
@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         for i, row in zip(worst, explain(model, ids[worst]))
     ]
     record = {
-        **command_record(["python", "tools/record_predictions.py", *sys.argv[1:]]),
+        **command_record(["python", "tools/records/ch11_record_predictions.py", *sys.argv[1:]]),
         "checkpoint_sha256": file_sha256(path),
         "run": "book/results/imdb_cpu.json",
         "test_fingerprint": test.fingerprint(),

@@ -1,0 +1,166 @@
+"""tools/book/ beyond the export: the conventions `make check` keeps without a build, the new
+chapter scaffold, one chapter run alone, and `--where -` on a traceback through no generated module."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from test_export import CELL_A, chapter, copy_repo, make_book, make_numbered_book, run_check, run_export
+
+sys.path.insert(0, str(ROOT / "tools"))
+import book  # noqa: E402
+from book.conventions import convention_problems  # noqa: E402
+from book.run import run_chapter  # noqa: E402
+from book.scaffold import new_chapter  # noqa: E402
+
+INTRO = "# Intro\n\n## The 1,000-foot view\n\n1. **Adding.** ([Chapter 1](a.md))\n\n## What you need to know\n"
+
+
+def section(text: str, heading: str) -> str:
+    """`text` without the section under `heading` (up to the next `## ` heading)."""
+    start = text.index(f"\n{heading}\n")
+    end = text.index("\n## ", start + 1)
+    return text[:start] + text[end:]
+
+
+def test_a_scaffolded_chapter_passes_every_check_and_runs(tmp_path: Path) -> None:
+    root = copy_repo(tmp_path)
+    number = len(book.numbered_chapters(root)) + 1
+    written = new_chapter(root, number, "sketch", "A sketch")
+    path = f"book/{number:02d}_sketch.md"
+    assert [p.relative_to(root).as_posix() for p in written] == [path, "_toc.yml", "book/intro.md"]
+    assert book.numbered_chapters(root)[-1] == path
+    assert convention_problems(root) == []
+    from test_book import EXPECTED_IN_HTML
+    from test_conventions import all_problems
+
+    assert {k: v for k, v in all_problems(root, EXPECTED_IN_HTML).items() if v} == {}
+    result = run_check(root)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert run_chapter(root, path) == []
+
+
+def scaffolded_small_book(tmp_path: Path) -> tuple[Path, str]:
+    root = make_numbered_book(tmp_path, {"a": chapter(CELL_A)}, {})
+    (root / "book" / "intro.md").write_text(INTRO)
+    new_chapter(root, 2, "sketch", "A sketch")
+    return root, "book/02_sketch.md"
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda text: section(text, "## Summary"), "book/02_sketch.md: no `## Summary` section (rule: "),
+    (lambda text: section(text, "## Exercises"), "book/02_sketch.md: no `## Exercises` section (rule: "),
+    (lambda text: text.replace("**Exercise 4", "**Exercise four").replace("answer == 16", "answer > 0")
+     .replace("tags: [hide-cell, solution]\n---\nanswer = 4", "tags: [hide-cell]\n---\nanswer = 4"),
+     "3 exercises with a solution (rule: at least 4"),
+    (lambda text: text.replace("- The fourth idea.\n", "").replace("- The third idea.\n", ""),
+     "the summary has 2 points (rule: 4 to 6)"),
+    (lambda text: text.replace("pipeline_map(", "print("), "does not open with the book's map (rule: "),
+    (lambda text: text.replace("```{package-additions}\n```\n", ""),
+     "book/02_sketch.md must close with the list of names it added to the package"),
+])
+def test_a_chapter_breaking_a_convention_fails_check_naming_the_rule(tmp_path: Path, change, message: str) -> None:
+    root, path = scaffolded_small_book(tmp_path)
+    assert [p for p in convention_problems(root) if p.startswith(path)] == []
+    (root / path).write_text(change((root / path).read_text()))
+    problems = [p for p in convention_problems(root) if path in p]
+    assert any(message in p and "Fix:" in p for p in problems), problems
+
+
+def test_make_check_names_a_missing_summary(tmp_path: Path) -> None:
+    root, path = scaffolded_small_book(tmp_path)
+    (root / path).write_text(section((root / path).read_text(), "## Summary"))
+    result = run_check(root)
+    assert result.returncode == 1
+    assert f"{path}: no `## Summary` section (rule: a chapter closes with a summary" in result.stderr
+
+
+def test_the_scaffold_refuses_a_chapter_out_of_order(tmp_path: Path) -> None:
+    root = make_numbered_book(tmp_path, {"a": chapter(CELL_A)}, {})
+    (root / "book" / "intro.md").write_text(INTRO)
+    result = run_export(root, "new-chapter", "5", "sketch", "A sketch")
+    assert result.returncode == 2 and "a new chapter is number 2" in result.stderr
+    assert not (root / "book" / "05_sketch.md").exists()
+
+
+def test_an_exported_cell_must_import_what_it_uses(tmp_path: Path) -> None:
+    body = CELL_A.replace("import math\n", "").replace("    return a + b", "    return math.floor(a + b)") + (
+        "\n```{code-cell} ipython3\nimport math\n```\n")
+    root = make_book(tmp_path, {"a": chapter(body)})
+    fence = next(n for n, line in enumerate((root / "book" / "a.md").read_text().split("\n"), start=1)
+                 if line.startswith("```{code-cell}"))
+    (problem,) = convention_problems(root)
+    assert problem.startswith(f"book/a.md:{fence}: the exported cell uses math, which only cells that are not "
+                              "exported import (rule: an exported cell imports what it uses")
+    assert problem.endswith("Fix: add to this cell `import math`")
+
+
+FAILING = """
+# A chapter
+
+## Dividing
+
+```{code-cell} ipython3
+numerator = 1
+ratio = numerator / 0
+print(ratio)
+```
+"""
+
+
+def test_a_failing_cell_is_named_by_its_chapter_line(tmp_path: Path) -> None:
+    root = make_book(tmp_path, {"a": chapter(FAILING, module=None)})
+    lines = (root / "book" / "a.md").read_text().split("\n")
+    failure = run_chapter(root, "book/a.md")
+    assert failure, "the cell fails"
+    assert failure[0].startswith(f"book/a.md:{lines.index('ratio = numerator / 0') + 1}: the cell that starts at "
+                                 f"line {lines.index('```{code-cell} ipython3') + 1} fails"), failure[0]
+    assert "ZeroDivisionError" in failure[0]
+    result = run_export(root, "--run-chapter", "book/a.md")
+    assert result.returncode == 1 and "ZeroDivisionError" in result.stdout
+    assert run_export(root, "--run-chapter", "7").returncode == 2
+
+
+def test_where_on_a_traceback_through_no_generated_module_names_what_the_test_checks(tmp_path: Path) -> None:
+    root = make_book(tmp_path, {"a": chapter(CELL_A)})
+    book.export(root)
+    (root / "tests").mkdir()
+    (root / "tests" / "test_x.py").write_text(
+        "from scratchformer.demo import add\n\n\ndef test_x():\n    assert add(1, 2) == 4.5\n")
+    definition = (root / "book" / "a.md").read_text().split("\n").index("def add(a: int, b: int) -> int:") + 1
+
+    def where(traceback: str) -> str:
+        return subprocess.run([sys.executable, str(ROOT / "tools" / "export.py"), "--where", "-", "--root", str(root)],
+                              input=traceback, capture_output=True, text=True).stdout
+
+    out = where("tests/test_x.py:5: in test_x\n    assert add(1, 2) == 4.5\nE   AssertionError\n")
+    assert "no line of this traceback is in a module the chapters generate" in out
+    assert re.search(rf"tests/test_x\.py:5 \(test_x\) checks names the chapters define: add \(book/a\.md:{definition}\)",
+                     out), out
+    assert "nothing to map to a chapter" in where("Traceback: something else\n")
+
+
+def test_prepare_runs_every_step_and_lists_every_failure(tmp_path: Path) -> None:
+    root = make_book(tmp_path, {"a": chapter(CELL_A)})
+    book.export(root)
+    (root / "tests").mkdir()
+    (root / "tests" / "test_a.py").write_text("def test_add():\n    assert 1 + 2 == 4\n")
+    for command in (["init", "-q"], ["add", "-A"],
+                    ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base"]):
+        subprocess.run(["git", "-C", str(root), *command], check=True, capture_output=True)
+    md = root / "book" / "a.md"
+    md.write_text(md.read_text() + "\n```{code-cell} ipython3\nadd(1, undefined_name)\n```\n")
+    result = run_export(root, "--prepare")
+    assert result.returncode == 1, result.stdout[-3000:]
+    summary = result.stdout[result.stdout.index("prepare: 3 steps failed:"):]
+    line = md.read_text().split("\n").index("add(1, undefined_name)") + 1
+    assert "- check:" in summary and f"book/a.md:{line}: undefined name 'undefined_name'" in summary
+    assert "- fast tests:" in summary and "FAILED tests/test_a.py::test_add" in summary
+    assert "- chapter book/a.md:" in summary and f"book/a.md:{line}: the cell that starts at" in summary
+    assert "=== prepare: export: ok" in result.stdout
