@@ -785,7 +785,7 @@ def test_a_chapter_outside_the_toc_with_export_cells_is_refused(tmp_path: Path) 
     result = run_export(root)
     assert result.returncode == 2
     assert re.search(r"book/09_transformer_block\.md:\d+: .*not listed in _toc\.yml.*add it to _toc\.yml", result.stderr)
-    assert (root / "src" / "scratchformer" / "block.py").exists()
+    assert (root / "src" / "scratchformer" / "nn" / "block.py").exists()
 
 
 def test_removing_a_chapter_says_removed(tmp_path: Path) -> None:
