@@ -25,7 +25,9 @@ Registered in `_config.yml` (`sphinx: local_extensions`). It
 - includes each page script once (see `drop_duplicate_scripts`);
 - labels each exported code cell with the module it goes to ("exported to
   `scratchformer.attention`", styled by `_static/scratchformer.css`);
-- labels the bibliography like the citations ("Vaswani et al., 2017"), not [1], [2], ...
+- labels the bibliography like the citations ("Vaswani et al., 2017"), not [1], [2], ...;
+- loads tools/book_i18n.py, which builds the translated editions from the same execution and
+  links every page to the same page in the other language.
 
 What this deliberately does not handle: builders other than HTML (they get none of this),
 and MathJax 4 (its fonts live in separate npm packages).
@@ -471,6 +473,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_config_value("book_site_pages_branch", "gh-pages", "html")
     app.add_config_value("book_site_install_ref", "main", "html")
     app.setup_extension("book_rebuild")  # re-read pages whose source moved or whose cells failed
+    app.setup_extension("book_i18n")  # the translated editions: glue, links between editions
     app.connect("builder-inited", check_config)
     # After myst-nb (priority 500) has settled where its cache lives.
     app.connect("builder-inited", key_execution, priority=600)
