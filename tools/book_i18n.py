@@ -21,7 +21,9 @@ It
   Markdown blocks is marked untranslatable (an output's numbers would otherwise become messages
   that change with every run); the alt text of output images stays translatable;
 - marks glued Markdown (`{glue:md}`) with the class `pasted-markdown`, as MyST-NB marks glued
-  text with `pasted-text`, so that a test can compare every glued value of the two editions;
+  text with `pasted-text`, and both with `glue-key-<key>`, so that a test can compare every
+  glued value of the two editions. Where a glued phrase is words, not a number ("all of them"),
+  a chapter glues the translated edition's words too, under `<key>_zh`, from the same values;
 - links every page to the same page of the other edition (`_static/language-switch.js` carries a
   reader to the section they are reading), and says, in the reader's language, when a page of a
   translated edition has no translation yet (its text is then the English one);
@@ -46,7 +48,7 @@ from docutils import nodes
 from myst_nb.core.loggers import SphinxDocLogger
 from myst_nb.core.render import load_renderer
 from myst_nb.ext.glue.directives import PasteMarkdownDirective
-from myst_nb.ext.glue.roles import PasteMarkdownRole
+from myst_nb.ext.glue.roles import PasteMarkdownRole, PasteTextRole
 from myst_nb.sphinx_ import Parser as NotebookParser
 from myst_nb.sphinx_ import SphinxNbRenderer
 from myst_parser.parsers.mdit import create_md_parser
@@ -127,14 +129,32 @@ class TranslatedNotebookParser(NotebookParser):
             document.attributes.pop("nb_renderer", None)
 
 
+def glue_key(text: str) -> str:
+    """The key of a glue role's text: `key`, `key:.3f` or `doc::key:.3f`."""
+    return text.split("::")[-1].split(":")[0]
+
+
+class MarkedPasteTextRole(PasteTextRole):
+    """`{glue:text}` as MyST-NB renders it (<span class="pasted-text">), with the class
+    `glue-key-<key>`."""
+
+    def run(self) -> tuple[list[nodes.Node], list[nodes.system_message]]:
+        pasted, messages = super().run()
+        for node in pasted:
+            if isinstance(node, nodes.Element):
+                node["classes"].append(f"glue-key-{glue_key(self.text)}")
+        return pasted, messages
+
+
 class MarkedPasteMarkdownRole(PasteMarkdownRole):
-    """`{glue:md}` as MyST-NB renders it, inside <span class="pasted-markdown">."""
+    """`{glue:md}` as MyST-NB renders it, inside <span class="pasted-markdown glue-key-<key>">."""
 
     def run(self) -> tuple[list[nodes.Node], list[nodes.system_message]]:
         pasted, messages = super().run()
         if not pasted:
             return pasted, messages
-        return [nodes.inline("", "", *pasted, classes=["pasted-markdown"])], messages
+        classes = ["pasted-markdown", f"glue-key-{glue_key(self.text)}"]
+        return [nodes.inline("", "", *pasted, classes=classes)], messages
 
 
 class MarkedPasteMarkdownDirective(PasteMarkdownDirective):
@@ -276,6 +296,7 @@ def write_report(app: Sphinx, exception: Exception | None) -> None:
 
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_source_parser(TranslatedNotebookParser, override=True)
+    app.add_role_to_domain("glue", "text", MarkedPasteTextRole(), override=True)
     app.add_role_to_domain("glue", "md", MarkedPasteMarkdownRole(), override=True)
     app.add_directive_to_domain("glue", "md", MarkedPasteMarkdownDirective, override=True)
     app.add_transform(KeepComputedTextUntranslated)

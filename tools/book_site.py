@@ -158,27 +158,37 @@ class PackageAdditions(SphinxDirective):
     def run(self) -> list[nodes.Node]:
         root = Path(self.env.srcdir)
         chapter = Path(self.env.doc2path(self.env.docname)).relative_to(root).as_posix()
+        language = self.config.language if self.config.language in reference.ADDITIONS_WORDS else "en"
         try:
-            text = reference.chapter_additions(root, chapter)
+            text = reference.chapter_additions(root, chapter, language=language)
         except export.ExportError as err:
             raise self.error(f"package additions: {err}") from err
         for tool in ("export.py", "reference.py"):
             self.env.note_dependency(str(Path(reference.__file__).with_name(tool)))
-        if text.strip() != reference.NO_ADDITIONS:
-            text = folded_additions(text)
+        if text.strip() != reference.ADDITIONS_WORDS[language]["none"]:
+            text = folded_additions(text, language)
         container = nodes.container()
         self.state.nested_parse(StringList(text.splitlines(), source=chapter), self.content_offset, container)
+        # Generated from the package, in each edition's words: not a message to translate.
+        for node in container.findall(nodes.TextElement):
+            node["translatable"] = False
+        for child in container.children:
+            child["classes"].append("package-additions")
         return container.children
 
 
-def folded_additions(text: str) -> str:
+def folded_additions(text: str, language: str = "en") -> str:
     """The additions list as a closed dropdown under one line that counts them: the list is a
     reference a reader opens, not a page to scroll past."""
+    words = reference.ADDITIONS_WORDS[language]
     lines = text.splitlines()
-    modules = sum(line.startswith("In ") for line in lines)
-    names = sum(line.startswith("- ") and not line.startswith("- Constants") for line in lines)
-    title = (f"{names} {'function or class' if names == 1 else 'functions and classes'} "
-             f"in {modules} module{'s' if modules > 1 else ''}")
+    modules = sum(not line.startswith("- ") and line.endswith(words["in"][-1]) for line in lines if line)
+    names = sum(line.startswith("- ") and not line.startswith(f"- {words['constants']}") for line in lines)
+    if language == "en":
+        title = (f"{names} {'function or class' if names == 1 else 'functions and classes'} "
+                 f"in {modules} module{'s' if modules > 1 else ''}")
+    else:
+        title = f"{modules} 个模块中的 {names} 个函数和类"
     return f"::::{{dropdown}} {title}\n{text}\n::::\n"
 
 
