@@ -71,9 +71,10 @@ def test_translations_keep_glue_math_code_and_links_verbatim(docname: str) -> No
             continue
         english, chinese = kept_markup(message.id), kept_markup(message.string)
         for role in list(chinese):
-            match = re.fullmatch(r"\{glue:md\}`(\w+)_zh`", role)
+            match = re.fullmatch(r"\{glue:(\w+)\}`(\w+)_zh(:[^`]*)?`", role)
             if match:
-                english[f"{{glue:md}}`{match.group(1)}`"] -= chinese.pop(role)
+                kind, key, spec = match.groups()
+                english[f"{{glue:{kind}}}`{key}{spec or ''}`"] -= chinese.pop(role)
         if +english != +chinese:
             changed.append(f"{message.id[:80]!r}: lost {sorted((english - chinese).elements())}, "
                            f"added {sorted((chinese - english).elements())}")

@@ -244,3 +244,24 @@ def test_the_recorded_models_run_on_their_chapters(
     check_offline_and_quiet(browser, site)
     print(f"recorded models: first verdict {first_verdict:.2f} s after chapter 11 was asked "
           f"for; GPT {speeds[True]:.1f} tokens/s with the cache, {speeds[False]:.1f} without")
+
+
+def test_the_boxes_work_on_the_chinese_pages(browser: Any, site: str, html_dir: Path) -> None:  # noqa: F811
+    """The Chinese edition serves the same models from its own site: chapter 11's box there
+    gives ONNX Runtime's (Python) verdicts too, and fetches nothing from elsewhere."""
+    import onnxruntime as ort
+
+    if not (SERVED / "imdb" / "manifest.json").is_file():
+        pytest.skip("this checkout has no exported imdb model in _static/models/")
+    classifier = ort.InferenceSession(SERVED / "imdb" / "model.onnx")
+    framing = json.loads((SERVED / "imdb" / "tokenizer.json").read_text())["framing"]
+    browser.get(site + "zh/book/11_training.html")
+    wait_for(browser, VERDICT, timeout=120)
+    for review in REVIEWS:
+        ids = encode_review(review, framing["max_len"], framing["truncation"])
+        assert type_review(browser, review) == ids
+        probabilities = classifier.run(["probabilities"], {"ids": torch.tensor([ids]).numpy()})[0]
+        seen = float(browser.execute_script(VERDICT))
+        assert abs(seen - probabilities[0, 1]) < 1e-3, (review, seen, probabilities)
+    resources = check_offline_and_quiet(browser, site)
+    assert any("/zh/_static/models/imdb/" in url for url in resources), resources
