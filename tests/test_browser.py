@@ -322,7 +322,7 @@ def test_the_language_link_goes_to_the_same_section(browser: Any, site: str, eng
 def test_chinese_search_finds_chinese_words(browser: Any, site: str) -> None:
     from selenium.webdriver.support.ui import WebDriverWait
 
-    browser.get(site + f"{ZH_DIR}/search.html?q=注意力")
+    browser.get(site + f"{ZH_DIR}/search.html?q=自注意力")
     results = WebDriverWait(browser, 30).until(
         lambda driver: driver.execute_script(
             "return Array.from(document.querySelectorAll('#search-results ul.search li a'))"

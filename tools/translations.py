@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import re
 import sys
 import time
 from dataclasses import dataclass
@@ -104,6 +105,34 @@ def sphinx_build(root: Path, builder: str, outdir: Path, doctreedir: Path,
     return int(result)
 
 
+CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+def glossary_terms(root: Path, language: str) -> list[str]:
+    """The edition's terms, from the second column of its glossary (`locales/<language>/GLOSSARY.md`)."""
+    terms = []
+    for line in (root / "locales" / language / "GLOSSARY.md").read_text(encoding="utf-8").splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if not line.startswith("| ") or len(cells) < 2 or cells[0] == "English":
+            continue  # not a row of the table, or its header
+        for term in re.split(r"\s*/\s*", cells[1]):
+            term = re.sub(r"（.*?）", "", term).strip()
+            if CJK.search(term) and " " not in term and term not in terms:
+                terms.append(term)
+    return terms
+
+
+def write_search_dictionary(root: Path, language: str, path: Path) -> Path:
+    """A jieba user dictionary of the glossary's terms, so that the search index keeps them
+    whole ("自注意力", not only "自" and "注意力") and a reader's search for a term finds it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = "".join(f"{term} 100000 n\n" for term in glossary_terms(root, language))
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text(text, encoding="utf-8")
+    temporary.replace(path)
+    return path
+
+
 def cache_records(root: Path) -> set[tuple[int, float]]:
     """The executed notebooks in the jupyter cache, by id and time."""
     if not cache_dir(root).exists():
@@ -123,9 +152,11 @@ def build(root: Path, language: str) -> int:
                                "build the English edition first (make book)")
     started = time.monotonic()
     outdir = root / settings["outdir"]
+    words = write_search_dictionary(root, language, root / settings["workdir"] / "search-words.txt")
     status = sphinx_build(root, "html", outdir, root / settings["workdir"] / ".doctrees", {
         "language": language,
         "html_search_language": settings["search_language"],
+        "html_search_options": {"dict": str(words)},
         "html_title": settings["title"],
     }, strict=True)
     executed = cache_records(root) - before
