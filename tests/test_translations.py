@@ -252,3 +252,16 @@ def test_a_translated_paragraph_glues_the_english_pages_values(tmp_path: Path) -
     assert report == {"book/first": [{"message": "Plain text.", "state": "untranslated"}]}
     second = (root / "_build" / "html" / "zh" / "book" / "second.html").read_text(encoding="utf-8")
     assert UNTRANSLATED_NOTICE in second and 'class="pasted-text glue-key-w">3.142<' in second
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("page", TRANSLATED_PAGES)
+def test_translated_prose_shows_no_markup(html_dir: Path, page: str) -> None:
+    """Markdown that a translation broke (emphasis next to Chinese punctuation, an unclosed code
+    span, a mangled role) shows its syntax on the page."""
+    source = (html_dir / ZH_DIR / page).read_text(encoding="utf-8")
+    prose = re.sub(r"<(pre|code|script|style|math)\b.*?</\1>", " ", source, flags=re.S)
+    prose = re.sub(r'<span class="math[^"]*">.*?</span>', " ", prose, flags=re.S)
+    text = re.sub(r"<[^>]+>", " ", prose)
+    shown = [marker for marker in ("**", "{glue", "{cite", "](", "``") if marker in text]
+    assert not shown, [text[max(0, text.index(m) - 60):text.index(m) + 60] for m in shown]
