@@ -72,8 +72,9 @@ book: export mathjax
 	$(BIN)/python tools/translations.py build
 	@echo "The book is in _build/html/index.html, the Chinese edition in _build/html/zh/index.html"
 
-# After an English edit (and `make book`): the catalogues of the translated pages in step with
-# it, and the messages that need translating. START=book/10_bert starts translating a page.
+# After an English edit: the catalogues of the translated pages in step with it, and the
+# messages that need translating (the pages are read, not run: seconds, not minutes).
+# START=book/10_bert starts translating a page.
 translations: venv
 	$(BIN)/python tools/translations.py update $(if $(START),--start $(START))
 

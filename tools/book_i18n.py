@@ -223,6 +223,23 @@ def record_untranslated_messages(app: Sphinx, doctree: nodes.document) -> None:
     untranslated_messages(app.env)[docname] = needed
 
 
+def alt_texts_of_unexecuted_cells(app: Sphinx, doctree: nodes.document) -> None:
+    """The gettext builder reads the pages without running them (tools/translations.py): a
+    figure's alt text, which lives in its cell's metadata (`mystnb: image: alt:`) and reaches
+    the page on the output's image, is extracted from an image node put where that output
+    would be, with the same text."""
+    if app.builder.name != "gettext":
+        return
+    for cell in list(doctree.findall(nodes.container)):
+        if cell.get("nb_element") != "cell_code" or any(cell.findall(nodes.image)):
+            continue
+        alt = ((cell.get("cell_metadata") or {}).get("mystnb") or {}).get("image", {}).get("alt")
+        if alt:
+            image = nodes.image(uri="", alt=alt)
+            image.source, image.line = cell.source, cell.line
+            cell += image
+
+
 def untranslated_messages(env: Any) -> dict[str, list[dict[str, str]]]:
     if not hasattr(env, "book_untranslated"):
         env.book_untranslated = {}
@@ -270,10 +287,15 @@ def add_language_link(app: Sphinx, pagename: str, templatename: str, context: di
 
 def use_own_output_folder(app: Sphinx) -> None:
     """A translated edition writes MyST-NB's files (executed notebooks, glue data, images) beside
-    its own doctrees, not next to its HTML, which sits inside the English site."""
-    if edition(app) == ENGLISH:
+    its own doctrees, not next to its HTML, which sits inside the English site; the extraction of
+    messages (gettext, pages not run) writes them among its doctrees, not over the English
+    build's executed notebooks."""
+    if app.builder.name == "gettext":
+        folder = Path(app.doctreedir) / "jupyter_execute"
+    elif edition(app) == ENGLISH:
         return
-    folder = Path(app.doctreedir).parent / "jupyter_execute"
+    else:
+        folder = Path(app.doctreedir).parent / "jupyter_execute"
     app.env.mystnb_config = app.env.mystnb_config.copy(output_folder=str(folder.resolve()))
 
 
@@ -304,6 +326,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     # After myst-nb (priority 500) has set its output folder.
     app.connect("builder-inited", use_own_output_folder, priority=550)
     app.connect("doctree-read", record_untranslated_messages)
+    app.connect("doctree-read", alt_texts_of_unexecuted_cells)
     app.connect("env-purge-doc", purge_doc)
     app.connect("env-merge-info", merge_info)
     app.connect("html-page-context", add_language_link)

@@ -20,8 +20,7 @@ to `_build/zh/translation-report.json`.
 (`_config.yml`: one catalogue per page, no locations, no uuids), then merges them into the
 existing catalogues the way `sphinx-intl update` does (a changed message keeps its old
 translation, marked fuzzy), and lists what needs translating. Catalogues of pages nobody
-translates are not created. The extraction reads the executed notebooks from the same cache
-(the alt text of a figure lives on its output), so run it after `make book`.
+translates are not created. The extraction reads the pages without running them.
 """
 
 from __future__ import annotations
@@ -110,8 +109,11 @@ CJK = re.compile(r"[\u3400-\u9fff]")
 
 def glossary_terms(root: Path, language: str) -> list[str]:
     """The edition's terms, from the second column of its glossary (`locales/<language>/GLOSSARY.md`)."""
-    terms = []
-    for line in (root / "locales" / language / "GLOSSARY.md").read_text(encoding="utf-8").splitlines():
+    glossary = root / "locales" / language / "GLOSSARY.md"
+    terms: list[str] = []
+    if not glossary.is_file():
+        return terms  # the search then splits words by jieba's own dictionary alone
+    for line in glossary.read_text(encoding="utf-8").splitlines():
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
         if not line.startswith("| ") or len(cells) < 2 or cells[0] == "English":
             continue  # not a row of the table, or its header
@@ -219,12 +221,18 @@ def coverage_report(root: Path, language: str) -> str:
 
 
 def extract(root: Path) -> dict[str, Path]:
-    """The messages of every page, as Sphinx's gettext builder extracts them: docname -> .pot."""
-    if not cache_records(root):
-        print("note: no executed notebooks in the cache yet; the extraction runs the chapters "
-              "(make book first makes this quick)", file=sys.stderr)
+    """The messages of every page, as Sphinx's gettext builder extracts them: docname -> .pot.
+
+    The pages are read without running them (the messages are the prose, not the outputs; the
+    alt texts come from the cells' metadata, tools/book_i18n.py), against a jupyter cache of
+    their own, so that the extraction takes seconds, needs no data, and never touches the
+    English build's cache. Their glue roles find no data: those warnings are not shown."""
     pot_dir = root / "_build" / "gettext"
-    status = sphinx_build(root, "gettext", pot_dir, root / "_build" / "gettext-doctrees", {}, strict=False)
+    status = sphinx_build(root, "gettext", pot_dir, root / "_build" / "gettext-doctrees", {
+        "nb_execution_mode": "off",
+        "nb_execution_cache_path": str(root / "_build" / "gettext-cache"),
+        "suppress_warnings": ["mystnb.glue"],
+    }, strict=False)
     if status:
         raise TranslationError("the gettext build failed (its messages are above)")
     return {path.relative_to(pot_dir).with_suffix("").as_posix(): path for path in sorted(pot_dir.rglob("*.pot"))}
