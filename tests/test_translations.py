@@ -213,7 +213,9 @@ def scratch_book(tmp_path: Path) -> Path:
                               if key.startswith(("gettext", "locale", "nb_"))}},
     }), encoding="utf-8")
     (root / "_toc.yml").write_text("format: jb-book\nroot: book/intro\nchapters:\n"
-                                   "  - file: book/first\n  - file: book/second\n")
+                                   "  - file: book/first\n  - file: book/second\n  - file: book/notes\n")
+    # a page that runs nothing and glues from another page, as book/corrections.md does
+    (root / "book" / "notes.md").write_text("# Notes\n\nThe first page's weight is {glue:text}`first.md::w:.2f`.\n")
     (root / "book" / "intro.md").write_text("# Intro\n")
     page = ("---\njupytext:\n  text_representation:\n    extension: .md\n    format_name: myst\n"
             "kernelspec:\n  display_name: Python 3\n  language: python\n  name: python3\n---\n\n"
@@ -234,22 +236,28 @@ def test_a_translated_paragraph_glues_the_english_pages_values(tmp_path: Path) -
     english = subprocess.run([str(jupyter_book), "build", "--warningiserror", "--keep-going", str(root)],
                              capture_output=True, text=True, cwd=root, env=book_environment())
     assert english.returncode == 0, english.stdout[-3000:] + english.stderr[-3000:]
-    needed = translations.update(root, LANGUAGE, ["book/first"])
+    needed = translations.update(root, LANGUAGE, ["book/first", "book/notes"])
     assert [message for _, _, message in needed] == [
         "First", "The weight is {glue:text}`w:.3f` and we got {glue:md}`m`, with $x^2$.",
-        "A section", "Plain text."]
-    path = root / "locales" / LANGUAGE / "LC_MESSAGES" / "book" / "first.po"
-    catalogue = translations.read_catalogue(path)
-    for message, text in {"First": "第一页", "A section": "一节",
-                          needed[1][2]: "权重是 {glue:text}`w:.3f`，得到的是 {glue:md}`m`，还有 $x^2$。"}.items():
-        catalogue[message].string = text
-    translations.write_catalogue(path, catalogue)
+        "A section", "Plain text.", "Notes", "The first page's weight is {glue:text}`first.md::w:.2f`."]
+    for page, translated in {
+        "first": {"First": "第一页", "A section": "一节",
+                  needed[1][2]: "权重是 {glue:text}`w:.3f`，得到的是 {glue:md}`m`，还有 $x^2$。"},
+        "notes": {"Notes": "注释", needed[5][2]: "第一页的权重是 {glue:text}`first.md::w:.2f`。"},
+    }.items():
+        path = root / "locales" / LANGUAGE / "LC_MESSAGES" / "book" / f"{page}.po"
+        catalogue = translations.read_catalogue(path)
+        for message, text in translated.items():
+            catalogue[message].string = text
+        translations.write_catalogue(path, catalogue)
     assert translations.build(root, LANGUAGE) == 0
     first = (root / "_build" / "html" / "zh" / "book" / "first.html").read_text(encoding="utf-8")
     assert re.search(r'权重是 <span class="pasted-text glue-key-w">3.142</span>，得到的是 '
                      r'<span class="pasted-markdown glue-key-m"><strong>all</strong> of them</span>', first), first
+    notes = (root / "_build" / "html" / "zh" / "book" / "notes.html").read_text(encoding="utf-8")
+    assert '第一页的权重是 <span class="pasted-text glue-key-w">3.14</span>。' in notes, notes
     report = json.loads((root / "_build" / "zh" / "translation-report.json").read_text(encoding="utf-8"))
-    assert report == {"book/first": [{"message": "Plain text.", "state": "untranslated"}]}
+    assert report == {"book/first": [{"message": "Plain text.", "state": "untranslated"}], "book/notes": []}
     second = (root / "_build" / "html" / "zh" / "book" / "second.html").read_text(encoding="utf-8")
     assert UNTRANSLATED_NOTICE in second and 'class="pasted-text glue-key-w">3.142<' in second
 

@@ -33,8 +33,10 @@ It
 A page is translated when its catalogue exists: `tools/translations.py update --start DOC`
 creates one.
 
-What this deliberately does not handle: glue from another page (`{glue:text}`doc::key``) in a
-translation (the book has none), and builders other than HTML and gettext.
+Glue from another page (`{glue:text}`doc::key``, as in book/corrections.md) needs nothing of
+this: MyST-NB resolves it after reading, from the other page's glue file, in a translation too.
+
+What this deliberately does not handle: builders other than HTML and gettext.
 """
 
 from __future__ import annotations
