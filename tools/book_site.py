@@ -364,6 +364,10 @@ def export_target(tags: list[str], default: str | None) -> str | None:
     return default if targets[0] == "export" else targets[0].removeprefix("export:")
 
 
+# The label above an exported cell, per edition of the book (tools/book_i18n.py).
+EXPORTED_TO = {"en": "exported to", "zh_CN": "导出到"}
+
+
 def mark_exported_cells(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     """Put "exported to scratchformer.<module>" above each exported code cell of the page."""
     if not _is_html(app):
@@ -375,7 +379,8 @@ def mark_exported_cells(app: Sphinx, doctree: nodes.document, docname: str) -> N
         module = export_target(node.get("cell_metadata", {}).get("tags", []), default)
         if not module:
             continue
-        badge = f'<div class="export-badge">exported to <code>{html.escape(module)}</code></div>\n'
+        words = EXPORTED_TO.get(app.config.language or "en", EXPORTED_TO["en"])
+        badge = f'<div class="export-badge">{words} <code>{html.escape(module)}</code></div>\n'
         node.insert(0, nodes.raw("", badge, format="html"))
         node["classes"].append("exported-cell")
 

@@ -43,6 +43,9 @@ EDITIONS = {
         "workdir": "_build/zh",  # its doctrees, MyST-NB's files, the report
         "title": "从零实现 Transformer",
         "search_language": "zh",
+        # MyST-NB's words on a folded cell ("Show code cell source")
+        "show_code": "显示代码单元",
+        "hide_code": "隐藏代码单元",
     },
 }
 DEFAULT_LANGUAGE = "zh_CN"
@@ -160,6 +163,8 @@ def build(root: Path, language: str) -> int:
         "html_search_language": settings["search_language"],
         "html_search_options": {"dict": str(words)},
         "html_title": settings["title"],
+        "nb_code_prompt_show": settings["show_code"],
+        "nb_code_prompt_hide": settings["hide_code"],
     }, strict=True)
     executed = cache_records(root) - before
     if executed:
