@@ -288,16 +288,11 @@ def add_language_link(app: Sphinx, pagename: str, templatename: str, context: di
 
 
 def use_own_output_folder(app: Sphinx) -> None:
-    """A translated edition writes MyST-NB's files (executed notebooks, glue data, images) beside
-    its own doctrees, not next to its HTML, which sits inside the English site; the extraction of
-    messages (gettext, pages not run) writes them among its doctrees, not over the English
-    build's executed notebooks."""
-    if app.builder.name == "gettext":
-        folder = Path(app.doctreedir) / "jupyter_execute"
-    elif edition(app) == ENGLISH:
+    """The extraction of messages (gettext, pages not run) writes MyST-NB's files (notebooks,
+    glue data) among its doctrees, not over the English build's executed notebooks."""
+    if app.builder.name != "gettext":
         return
-    else:
-        folder = Path(app.doctreedir).parent / "jupyter_execute"
+    folder = Path(app.doctreedir) / "jupyter_execute"
     app.env.mystnb_config = app.env.mystnb_config.copy(output_folder=str(folder.resolve()))
 
 

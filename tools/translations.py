@@ -39,7 +39,10 @@ LINE_WIDTH = 76  # sphinx-intl's default: catalogues written by either tool look
 # Each translated edition: its Sphinx language, where its site goes, its title, its search.
 EDITIONS = {
     "zh_CN": {
-        "outdir": "_build/html/zh",  # its site, inside the English one
+        "site": "_build/html/zh",  # its site, inside the English one
+        # where Sphinx builds it (then copied to the site): MyST-NB and the theme keep the
+        # executed notebooks next to the HTML folder, so that folder cannot sit in the English site
+        "outdir": "_build/zh/html",
         "workdir": "_build/zh",  # its doctrees, MyST-NB's files, the report
         "title": "从零实现 Transformer",
         "search_language": "zh",
@@ -171,9 +174,35 @@ def build(root: Path, language: str) -> int:
         raise TranslationError(
             f"the {language} build executed {len(executed)} notebooks that the English build had not "
             "left in the cache: build the English edition first (make book), then this one")
-    print(f"{language} edition: {settings['outdir']}/ in "
-          f"{time.monotonic() - started:.0f} s, no notebook executed")
+    if status == 0:
+        copied, removed = mirror(outdir, root / settings["site"])
+        print(f"{language} edition: {settings['site']}/ in {time.monotonic() - started:.0f} s, "
+              f"no notebook executed ({copied} files copied, {removed} removed)")
     return status
+
+
+def mirror(source: Path, target: Path) -> tuple[int, int]:
+    """Make the folder `target` a copy of `source`, copying only the files that differ."""
+    import filecmp
+    import shutil
+
+    wanted = {path.relative_to(source) for path in source.rglob("*") if path.is_file()}
+    copied = removed = 0
+    for relative in sorted(wanted):
+        destination = target / relative
+        if destination.is_file() and filecmp.cmp(source / relative, destination, shallow=False):
+            continue
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source / relative, destination)
+        copied += 1
+    if target.exists():
+        for path in sorted(target.rglob("*"), reverse=True):
+            if path.is_file() and path.relative_to(target) not in wanted:
+                path.unlink()
+                removed += 1
+            elif path.is_dir() and not any(path.iterdir()):
+                path.rmdir()
+    return copied, removed
 
 
 @dataclass
