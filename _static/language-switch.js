@@ -1,5 +1,6 @@
-// The link to this page in the other language (tools/book_i18n.py) takes the reader to the
-// section they are reading: the sections of both editions have the same ids.
+// The other language's edition of this page (tools/book_i18n.py), at the section the reader is
+// reading: the sections of both editions have the same ids. The header's button calls
+// goToEdition; the link at the top of the page works without JavaScript and gets the section too.
 function sectionBeingRead() {
   let current = "";
   for (const section of document.querySelectorAll("article section[id]")) {
@@ -7,6 +8,11 @@ function sectionBeingRead() {
     current = section.id;
   }
   return current;
+}
+
+function goToEdition(url) {
+  const id = sectionBeingRead();
+  window.location.href = url + (id ? "#" + id : "");
 }
 
 document.addEventListener("DOMContentLoaded", () => {

@@ -302,7 +302,8 @@ def test_translated_pages_have_no_english_paragraph(browser: Any, site: str, vis
 ])
 def test_the_language_link_goes_to_the_same_section(browser: Any, site: str, english: str,
                                                     chinese: str) -> None:
-    """From a section of a Chinese page to the same section of the English page, and back."""
+    """From a section of a Chinese page to the same section of the English page, and back, with
+    the header's button (on screen wherever the reader is)."""
     from selenium.webdriver.support.ui import WebDriverWait
 
     section = chinese
@@ -310,7 +311,7 @@ def test_the_language_link_goes_to_the_same_section(browser: Any, site: str, eng
         browser.get(f"{site}{start}#{section}")
         WebDriverWait(browser, 30).until(lambda d: d.execute_script("return document.readyState") == "complete")
         browser.execute_script(f"document.getElementById('{section}').scrollIntoView()")
-        browser.find_element("css selector", "a.language-switch-link").click()
+        browser.find_element("css selector", "button.btn-language-switch-button").click()
         WebDriverWait(browser, 30).until(lambda d: d.current_url.split("#")[0] == site + target)
         WebDriverWait(browser, 30).until(lambda d: d.execute_script("return document.readyState") == "complete")
         assert browser.current_url == f"{site}{target}#{section}", (start, browser.current_url)

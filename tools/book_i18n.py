@@ -24,8 +24,9 @@ It
   text with `pasted-text`, and both with `glue-key-<key>`, so that a test can compare every
   glued value of the two editions. Where a glued phrase is words, not a number ("all of them"),
   a chapter glues the translated edition's words too, under `<key>_zh`, from the same values;
-- links every page to the same page of the other edition (`_static/language-switch.js` carries a
-  reader to the section they are reading), and says, in the reader's language, when a page of a
+- links every page to the same page of the other edition, at its top and with a button in the
+  header that stays on screen (`_static/language-switch.js` takes the reader to the section they
+  are reading), and says, in the reader's language, when a page of a
   translated edition has no translation yet (its text is then the English one);
 - in a translated edition, records every message of a translated page whose catalogue entry is
   missing, empty or fuzzy, in `<build>/translation-report.json`, which the tests read.
@@ -285,6 +286,11 @@ def add_language_link(app: Sphinx, pagename: str, templatename: str, context: di
     context["body"] = link + body
     context["metatags"] = context.get("metatags", "") + (
         f'\n<link rel="alternate" hreflang="{other["hreflang"]}" href="{url}" />')
+    # The same, in the header that stays on screen while the reader scrolls.
+    context.setdefault("header_buttons", []).insert(0, {
+        "type": "javascript", "javascript": f"goToEdition('{url}')", "text": other["label"],
+        "tooltip": other["label"], "icon": "fas fa-language", "label": "language-switch-button",
+    })
 
 
 def use_own_output_folder(app: Sphinx) -> None:
@@ -326,6 +332,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("doctree-read", alt_texts_of_unexecuted_cells)
     app.connect("env-purge-doc", purge_doc)
     app.connect("env-merge-info", merge_info)
-    app.connect("html-page-context", add_language_link)
+    # After sphinx-book-theme (priority 501) has built the header buttons.
+    app.connect("html-page-context", add_language_link, priority=900)
     app.connect("build-finished", write_report)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
