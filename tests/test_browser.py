@@ -310,6 +310,8 @@ def test_the_language_link_goes_to_the_same_section(browser: Any, site: str, eng
     for start, target in ((f"{ZH_DIR}/{english}", english), (english, f"{ZH_DIR}/{english}")):
         browser.get(f"{site}{start}#{section}")
         WebDriverWait(browser, 30).until(lambda d: d.execute_script("return document.readyState") == "complete")
+        browser.execute_async_script(WAIT_FOR_MATHJAX)  # the page's final layout, then the section
+        browser.execute_async_script(WAIT_FOR_IMAGES)
         browser.execute_script(f"document.getElementById('{section}').scrollIntoView()")
         browser.find_element("css selector", "button.btn-language-switch-button").click()
         WebDriverWait(browser, 30).until(lambda d: d.current_url.split("#")[0] == site + target)
