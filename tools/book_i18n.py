@@ -55,6 +55,7 @@ from myst_nb.ext.glue.roles import PasteMarkdownRole, PasteTextRole
 from myst_nb.sphinx_ import Parser as NotebookParser
 from myst_nb.sphinx_ import SphinxNbRenderer
 from myst_parser.parsers.mdit import create_md_parser
+from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
@@ -205,10 +206,7 @@ def record_untranslated_messages(app: Sphinx, doctree: nodes.document) -> None:
     docname = app.env.docname
     if not is_translated(app, docname):
         return
-    from babel.messages.pofile import read_po
-
-    with catalogue_path(Path(app.srcdir), edition(app), docname).open("rb") as handle:
-        catalogue = read_po(handle)
+    catalogue = read_catalogue(app, docname)
     translations = {entry.string for entry in catalogue if entry.id and entry.string and not entry.fuzzy}
     needed = []
     for node, message in extract_messages(doctree):
@@ -224,6 +222,28 @@ def record_untranslated_messages(app: Sphinx, doctree: nodes.document) -> None:
         elif entry.fuzzy:
             needed.append({"message": message, "state": "fuzzy"})
     untranslated_messages(app.env)[docname] = needed
+
+
+def read_catalogue(app: Sphinx, docname: str) -> Any:
+    from babel.messages.pofile import read_po
+
+    with catalogue_path(Path(app.srcdir), edition(app), docname).open("rb") as handle:
+        return read_po(handle)
+
+
+def translate_toctree_captions(app: Sphinx, doctree: nodes.document) -> None:
+    """The captions of a translated page's tables of contents ("Chapters", "Appendices" in the
+    sidebar): Sphinx extracts them into the page's catalogue but leaves them untranslated."""
+    if not is_translated(app, app.env.docname):
+        return
+    catalogue = None
+    for toctree in doctree.findall(addnodes.toctree):
+        if not toctree.get("caption"):
+            continue
+        catalogue = catalogue or read_catalogue(app, app.env.docname)
+        entry = catalogue.get(toctree["caption"])
+        if entry is not None and entry.string and not entry.fuzzy:
+            toctree["caption"] = entry.string
 
 
 def alt_texts_of_unexecuted_cells(app: Sphinx, doctree: nodes.document) -> None:
@@ -328,6 +348,8 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_js_file("language-switch.js")
     # After myst-nb (priority 500) has set its output folder.
     app.connect("builder-inited", use_own_output_folder, priority=550)
+    # Before Sphinx's collectors (500) take the tables of contents from the page.
+    app.connect("doctree-read", translate_toctree_captions, priority=400)
     app.connect("doctree-read", record_untranslated_messages)
     app.connect("doctree-read", alt_texts_of_unexecuted_cells)
     app.connect("env-purge-doc", purge_doc)
