@@ -297,8 +297,8 @@ def add_language_link(app: Sphinx, pagename: str, templatename: str, context: di
         return
     language = edition(app)
     url, other = other_edition_link(language, pagename)
-    link = (f'<p class="language-switch"><a class="language-switch-link" href="{url}" '
-            f'hreflang="{other["hreflang"]}" lang="{other["hreflang"]}">{other["label"]}</a></p>\n')
+    link = (f'<div class="language-switch"><a class="language-switch-link" href="{url}" '
+            f'hreflang="{other["hreflang"]}" lang="{other["hreflang"]}">{other["label"]}</a></div>\n')
     body = context["body"]
     if language != ENGLISH and doctree is not None and not is_translated(app, pagename):
         notice = EDITIONS[language]["untranslated"]
