@@ -11,7 +11,7 @@ JUPYTER_BOOK := $(BIN)/jupyter-book build --warningiserror --keep-going
 export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 
-.PHONY: venv mathjax browser export check chapter prepare book linkcheck test test-fast bench clean imdb gpu-check
+.PHONY: venv mathjax browser export check chapter prepare book translations linkcheck test test-fast bench clean imdb gpu-check
 
 venv: $(VENV)/.installed
 
@@ -52,12 +52,14 @@ imdb: venv
 export: venv
 	$(BIN)/python tools/export.py $(EXPORT_FLAGS)
 
-# One pass that lists every problem, then fails: src/ out of date, notebooks out of step with
+# One pass that lists every problem, then fails (after the translated pages' coverage, which it
+# reports): src/ out of date, notebooks out of step with
 # their chapters, stray pages in book/, a leftover notebook pairing, a generated module that does
 # not import, undefined names in src/, tests/ and benchmarks/ (pyflakes). A few seconds.
 # `.venv/bin/python tools/export.py --where src/scratchformer/<module>.py:<line>` names the
 # chapter line a generated line comes from.
 check: venv
+	$(BIN)/python tools/translations.py coverage
 	$(BIN)/python tools/export.py --check
 
 # One chapter's code cells, run against the current package without building the book:
@@ -74,9 +76,18 @@ prepare: venv
 # A warm build re-executes the chapters whose cells changed; a change under src/scratchformer/
 # (any exported cell), book/results/ or the IMDB data re-executes all of them (4-8 minutes).
 # A failing chapter does not stop the build: every one is listed, then the build fails.
+# Then the Chinese edition, into _build/html/zh/: the same pages with the translations in
+# locales/zh_CN/, their outputs from the cache the English build filled (nothing runs twice).
 book: export mathjax
 	$(JUPYTER_BOOK) .
-	@echo "The book is in _build/html/index.html"
+	$(BIN)/python tools/translations.py build
+	@echo "The book is in _build/html/index.html, the Chinese edition in _build/html/zh/index.html"
+
+# After an English edit: the catalogues of the translated pages in step with it, and the
+# messages that need translating (the pages are read, not run: seconds, not minutes).
+# START=book/10_bert starts translating a page.
+translations: venv
+	$(BIN)/python tools/translations.py update $(if $(START),--start $(START))
 
 # The book's own links (pages, anchors, files); external URLs are never fetched.
 linkcheck: export mathjax

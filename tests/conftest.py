@@ -88,11 +88,16 @@ def book_environment() -> dict[str, str]:
     return environment
 
 
+ZH_DIR = "zh"  # the Chinese edition's site, under the English one (tools/translations.py)
+
+
 @pytest.fixture(scope="session")
 def html_dir() -> Path:
-    """Build the whole book once per test session (warnings are errors); return `_build/html`.
+    """Build the whole book once per test session (warnings are errors), both editions, as
+    `make book` does; return `_build/html` (the Chinese edition is `_build/html/zh`).
 
-    The build caches executed chapters in `_build/.jupyter_cache`, so only changed chapters run.
+    The build caches executed chapters in `_build/.jupyter_cache`, so only changed chapters run;
+    the Chinese edition reads them from there and runs nothing.
     """
     jupyter_book = Path(sys.executable).with_name("jupyter-book")
     result = subprocess.run(
@@ -103,6 +108,12 @@ def html_dir() -> Path:
         env=book_environment(),
     )
     assert result.returncode == 0, f"book build failed:\n{result.stdout[-6000:]}\n{result.stderr[-6000:]}"
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "translations.py"), "build"],
+        capture_output=True, text=True, cwd=ROOT, env=book_environment(),
+    )
+    assert result.returncode == 0, (
+        f"the Chinese edition's build failed:\n{result.stdout[-6000:]}\n{result.stderr[-6000:]}")
     return ROOT / "_build" / "html"
 
 

@@ -8,6 +8,7 @@ Screenshots of two chapters are saved to `_build/screenshots/`.
 from __future__ import annotations
 
 import functools
+import re
 import http.server
 import json
 import os
@@ -20,8 +21,9 @@ from typing import Any
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, ZH_DIR
 from test_book import EXPECTED_IN_HTML, book_pages, chapter_pages, expected_numbers
+from test_translations import CATALOGUES
 
 pytestmark = pytest.mark.book
 
@@ -188,7 +190,11 @@ def visit(browser: Any, site: str) -> Any:
     return open_page
 
 
-PAGES = ["index.html", *book_pages()]
+ENGLISH_PAGES = ["index.html", *book_pages()]
+# The Chinese edition's pages: the translated ones, and the others, in English under a notice.
+ZH_PAGES = [f"{ZH_DIR}/{page}" for page in ENGLISH_PAGES]
+TRANSLATED_PAGES = [f"{ZH_DIR}/{docname}.html" for docname in CATALOGUES]
+PAGES = ENGLISH_PAGES + ZH_PAGES
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -220,8 +226,8 @@ def test_nothing_is_wider_than_its_column(visit: Any, page: str) -> None:
 
 def test_page_lengths_in_screens(visit: Any) -> None:
     """How many 900-pixel screens each page takes at 1280 px wide, folded cells closed: printed."""
-    screens = {page: visit(page)["layout"]["height"] / 900 for page in PAGES}
-    print("\n" + "\n".join(f"{screens[page]:6.1f} screens  {page}" for page in PAGES))
+    screens = {page: visit(page)["layout"]["height"] / 900 for page in ENGLISH_PAGES}
+    print("\n" + "\n".join(f"{screens[page]:6.1f} screens  {page}" for page in ENGLISH_PAGES))
     assert all(value >= 1 for value in screens.values()), screens
 
 
@@ -255,6 +261,110 @@ def test_search_finds_softmax(browser: Any, site: str) -> None:
     assert any("book/" in href for href in results), results
     errors = [entry["message"] for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
     assert not errors, errors
+
+
+# The prose of a page as a reader sees it, one entry per paragraph, list item, heading, caption,
+# table cell or alt text, without what the notebook computed or the package documents: code,
+# outputs, formulas, glued values and the list of names a chapter adds (the package's own
+# docstrings).
+PROSE_BLOCKS = """
+const skip = 'pre, code, .cell_output, .pasted-text, .pasted-markdown, .math, mjx-container, '
+  + '.package-additions, .export-badge, .language-switch, .headerlink, script, style';
+const blocks = [];
+for (const el of document.querySelectorAll(
+    'article p, article li, article h1, article h2, article h3, article h4, article th, '
+    + 'article td, article figcaption, article summary')) {
+  if (el.closest(skip) || el.querySelector('p, li')) continue;
+  const copy = el.cloneNode(true);
+  copy.querySelectorAll(skip).forEach((e) => e.remove());
+  blocks.push(copy.textContent.replace(/\\s+/g, ' ').trim());
+}
+for (const img of document.querySelectorAll('article img[alt]')) {
+  if (!img.closest('.pasted-markdown')) blocks.push('alt: ' + img.getAttribute('alt'));
+}
+return blocks;
+"""
+CJK = re.compile(r"[\u3400-\u9fff\uff00-\uffef\u3000-\u303f]")
+LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
+
+
+def english_blocks(blocks: list[str]) -> list[str]:
+    """Blocks with no Chinese and at least four Latin words: English prose. (A Chinese sentence
+    keeps names, terms and quoted English examples: those blocks hold Chinese too.)"""
+    return [block for block in blocks
+            if not CJK.search(block) and len(LATIN_WORD.findall(block)) >= 4]
+
+
+@pytest.mark.parametrize("page", TRANSLATED_PAGES)
+def test_translated_pages_have_no_english_paragraph(browser: Any, site: str, visit: Any, page: str) -> None:
+    visit(page)  # loaded once, with its formulas typeset
+    browser.get(site + page)
+    blocks = browser.execute_script(PROSE_BLOCKS)
+    assert len(blocks) > 10, blocks
+    english = english_blocks(blocks)
+    assert not english, f"{page}: {len(english)} English blocks: {english[:5]}"
+
+
+@pytest.mark.parametrize("english, chinese", [
+    ("book/04_self_attention.html", "a-lookup-in-a-phone-book"),
+    ("book/01_tokenization.html", "byte-level-bpe-as-gpt-2-does-it"),
+])
+def test_the_language_link_goes_to_the_same_section(browser: Any, site: str, english: str,
+                                                    chinese: str) -> None:
+    """From a section of a Chinese page to the same section of the English page, and back, with
+    the header's button (on screen wherever the reader is)."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    section = chinese
+    for start, target in ((f"{ZH_DIR}/{english}", english), (english, f"{ZH_DIR}/{english}")):
+        browser.get(f"{site}{start}#{section}")
+        WebDriverWait(browser, 30).until(lambda d: d.execute_script("return document.readyState") == "complete")
+        browser.execute_async_script(WAIT_FOR_MATHJAX)  # the page's final layout, then the section
+        browser.execute_async_script(WAIT_FOR_IMAGES)
+        browser.execute_script(f"document.getElementById('{section}').scrollIntoView()")
+        browser.find_element("css selector", "button.btn-language-switch-button").click()
+        WebDriverWait(browser, 30).until(lambda d: d.current_url.split("#")[0] == site + target)
+        WebDriverWait(browser, 30).until(lambda d: d.execute_script("return document.readyState") == "complete")
+        assert browser.current_url == f"{site}{target}#{section}", (start, browser.current_url)
+        assert browser.execute_script(f"return !!document.getElementById('{section}')")
+        lang = browser.execute_script("return document.documentElement.lang")
+        assert lang == ("en" if target == english else "zh-CN"), (target, lang)
+
+
+def test_chinese_search_finds_chinese_words(browser: Any, site: str) -> None:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.get(site + f"{ZH_DIR}/search.html?q=自注意力")
+    results = WebDriverWait(browser, 30).until(
+        lambda driver: driver.execute_script(
+            "return Array.from(document.querySelectorAll('#search-results ul.search li a'))"
+            ".map((a) => a.getAttribute('href'))"
+        )
+    )
+    assert any("04_self_attention" in href for href in results), results
+    errors = [entry["message"] for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+    assert not errors, errors
+
+
+# Draws a Chinese character and a code point no font has (U+10FFFD, private use) in the page's
+# own font: where no CJK font is found, both are the same empty box ("tofu").
+CJK_GLYPH_DIFFERS_FROM_TOFU = """
+const font = getComputedStyle(document.querySelector('article p')).font;
+function pixels(text) {
+  const canvas = document.createElement('canvas');
+  canvas.width = 64; canvas.height = 64;
+  const context = canvas.getContext('2d');
+  context.font = font.replace(/\\d+(\\.\\d+)?px/, '40px');
+  context.fillText(text, 4, 48);
+  return Array.from(context.getImageData(0, 0, 64, 64).data).join(',');
+}
+return pixels('苹') !== pixels('\\u{10FFFD}') && pixels('苹') !== pixels('果');
+"""
+
+
+def test_chinese_text_is_drawn_in_a_cjk_font(browser: Any, site: str) -> None:
+    browser.get(site + f"{ZH_DIR}/book/04_self_attention.html")
+    assert browser.execute_script(CJK_GLYPH_DIFFERS_FROM_TOFU), "Chinese characters are drawn as empty boxes"
 
 
 def png_size(path: Path) -> tuple[int, int]:

@@ -709,3 +709,20 @@ def test_bytes_before_the_reader_touches_a_box(browser: Any, site: str, served: 
     check_offline_and_quiet(browser, site)
 
 
+def test_the_boxes_work_on_the_chinese_pages(browser: Any, site: str, html_dir: Path) -> None:  # noqa: F811
+    """The Chinese edition serves the same models from its own site: chapter 11's box there
+    gives ONNX Runtime's (Python) verdicts too, and asks nothing of any other site."""
+    import onnxruntime as ort
+
+    if not (SERVED / "imdb" / "manifest.json").is_file():
+        pytest.skip("this checkout has no exported imdb model in _static/models/")
+    classifier = ort.InferenceSession(SERVED / "imdb" / "model.onnx")
+    framing = json.loads((SERVED / "imdb" / "tokenizer.json").read_text())["framing"]
+    load_boxes(browser, site, "zh/book/11_training.html")
+    for review in REVIEWS:
+        ids = encode_review(review, framing["max_len"], framing["truncation"])
+        assert type_review(browser, review) == ids
+        probabilities = classifier.run(["probabilities"], {"ids": torch.tensor([ids]).numpy()})[0]
+        seen = float(browser.execute_script(VERDICT))
+        assert abs(seen - probabilities[0, 1]) < 1e-3, (review, seen, probabilities)
+    check_offline_and_quiet(browser, site)

@@ -35,6 +35,13 @@ import book
 MARKER = "<!-- package-reference -->"
 ADDITIONS_DIRECTIVE = "package-additions"
 NO_ADDITIONS = "No new names: this chapter adds nothing to the package."
+# The words around the names, per edition of the book (tools/book/i18n.py); the names and their
+# docstrings are the package's own, in English.
+ADDITIONS_WORDS = {
+    "en": {"in": "In {module}:", "constants": "Constants", "methods": "Methods", "none": NO_ADDITIONS},
+    "zh_CN": {"in": "{module} 中：", "constants": "常量", "methods": "方法",
+              "none": "没有新名称：本章没有向包中添加任何东西。"},
+}
 
 
 @dataclass
@@ -244,13 +251,16 @@ def _collected(root: Path) -> dict[str, book.Module]:
     return _COLLECTED[key]
 
 
-def chapter_additions(root: Path, chapter: str, plain: bool = False) -> str:
+def chapter_additions(root: Path, chapter: str, plain: bool = False, language: str = "en") -> str:
     """The names `chapter` adds to the package, as MyST Markdown linking to the reference.
 
     Per module the chapter feeds: a bullet per public function and class (its parameters, the
     first paragraph of its docstring, its public methods), then one for the constants. With
     `plain`, names are code spans instead of links (for notebooks, which have no reference).
+    `language` chooses the words around the names (ADDITIONS_WORDS).
     """
+    words = ADDITIONS_WORDS[language]
+
     def name(kind: str, title: str, target: str) -> str:
         return f"`{title}`" if plain else f"{{py:{kind}}}`{title} <{target}>`"
 
@@ -271,14 +281,14 @@ def chapter_additions(root: Path, chapter: str, plain: bool = False) -> str:
             item = f"- {name(kind, entry.name + entry.short, target)}: {summary(entry.doc)}".rstrip(": ")
             if entry.methods:
                 methods = ", ".join(name("meth", m.name, f"{target}.{m.name}") for m in entry.methods)
-                item += f" Methods: {methods}."
+                item += f" {words['methods']}: {methods}."
             items.append(item)
         constants = [name("data", e.name, f"{module.name}.{e.name}") for e in entries if e.kind == "data"]
         if constants:
-            items.append("- Constants: " + ", ".join(constants) + ".")
+            items.append(f"- {words['constants']}: " + ", ".join(constants) + ".")
         module_name = f"`{module.name}`" if plain else f"{{py:mod}}`{module.name}`"
-        out.append(f"In {module_name}:\n\n" + "\n".join(items))
-    return "\n\n".join(out) + "\n" if out else NO_ADDITIONS + "\n"
+        out.append(words["in"].format(module=module_name) + "\n\n" + "\n".join(items))
+    return "\n\n".join(out) + "\n" if out else words["none"] + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -25,7 +25,9 @@ Registered in `_config.yml` (`sphinx: local_extensions`). It
 - includes each page script once (see `drop_duplicate_scripts`);
 - labels each exported code cell with the module it goes to ("exported to
   `scratchformer.attention`", styled by `_static/scratchformer.css`);
-- labels the bibliography like the citations ("Vaswani et al., 2017"), not [1], [2], ...
+- labels the bibliography like the citations ("Vaswani et al., 2017"), not [1], [2], ...;
+- loads tools/book/i18n.py, which builds the translated editions from the same execution and
+  links every page to the same page in the other language.
 
 What this deliberately does not handle: builders other than HTML (they get none of this),
 and MathJax 4 (its fonts live in separate npm packages).
@@ -94,27 +96,37 @@ class PackageAdditions(SphinxDirective):
     def run(self) -> list[nodes.Node]:
         root = Path(self.env.srcdir)
         chapter = Path(self.env.doc2path(self.env.docname)).relative_to(root).as_posix()
+        language = self.config.language if self.config.language in reference.ADDITIONS_WORDS else "en"
         try:
-            text = reference.chapter_additions(root, chapter)
+            text = reference.chapter_additions(root, chapter, language=language)
         except book.ExportError as err:
             raise self.error(f"package additions: {err}") from err
         for tool in ("cells.py", "chapters.py", "render.py", "reference.py"):
             self.env.note_dependency(str(Path(reference.__file__).with_name(tool)))
-        if text.strip() != reference.NO_ADDITIONS:
-            text = folded_additions(text)
+        if text.strip() != reference.ADDITIONS_WORDS[language]["none"]:
+            text = folded_additions(text, language)
         container = nodes.container()
         self.state.nested_parse(StringList(text.splitlines(), source=chapter), self.content_offset, container)
+        # Generated from the package, in each edition's words: not a message to translate.
+        for node in container.findall(nodes.TextElement):
+            node["translatable"] = False
+        for child in container.children:
+            child["classes"].append("package-additions")
         return container.children
 
 
-def folded_additions(text: str) -> str:
+def folded_additions(text: str, language: str = "en") -> str:
     """The additions list as a closed dropdown under one line that counts them: the list is a
     reference a reader opens, not a page to scroll past."""
+    words = reference.ADDITIONS_WORDS[language]
     lines = text.splitlines()
-    modules = sum(line.startswith("In ") for line in lines)
-    names = sum(line.startswith("- ") and not line.startswith("- Constants") for line in lines)
-    title = (f"{names} {'function or class' if names == 1 else 'functions and classes'} "
-             f"in {modules} module{'s' if modules > 1 else ''}")
+    modules = sum(not line.startswith("- ") and line.endswith(words["in"][-1]) for line in lines if line)
+    names = sum(line.startswith("- ") and not line.startswith(f"- {words['constants']}") for line in lines)
+    if language == "en":
+        title = (f"{names} {'function or class' if names == 1 else 'functions and classes'} "
+                 f"in {modules} module{'s' if modules > 1 else ''}")
+    else:
+        title = f"{modules} 个模块中的 {names} 个函数和类"
     return f"::::{{dropdown}} {title}\n{text}\n::::\n"
 
 
@@ -177,6 +189,10 @@ def export_target(tags: list[str], default: str | None) -> str | None:
     return default if targets[0] == "export" else targets[0].removeprefix("export:")
 
 
+# The label above an exported cell, per edition of the book (tools/book/i18n.py).
+EXPORTED_TO = {"en": "exported to", "zh_CN": "导出到"}
+
+
 def mark_exported_cells(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     """Put "exported to scratchformer.<module>" above each exported code cell of the page."""
     if not _is_html(app):
@@ -188,7 +204,8 @@ def mark_exported_cells(app: Sphinx, doctree: nodes.document, docname: str) -> N
         module = export_target(node.get("cell_metadata", {}).get("tags", []), default)
         if not module:
             continue
-        badge = f'<div class="export-badge">exported to <code>{html.escape(module)}</code></div>\n'
+        words = EXPORTED_TO.get(app.config.language or "en", EXPORTED_TO["en"])
+        badge = f'<div class="export-badge">{words} <code>{html.escape(module)}</code></div>\n'
         node.insert(0, nodes.raw("", badge, format="html"))
         node["classes"].append("exported-cell")
 
@@ -201,6 +218,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_config_value("book_site_pages_branch", "gh-pages", "html")
     app.add_config_value("book_site_install_ref", "main", "html")
     app.setup_extension("book.rebuild")  # re-read pages whose source moved or whose cells failed
+    app.setup_extension("book.i18n")  # the translated editions: glue, links between editions
     app.connect("builder-inited", check_config)
     # After myst-nb (priority 500) has settled where its cache lives.
     app.connect("builder-inited", key_execution, priority=600)

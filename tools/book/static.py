@@ -138,7 +138,8 @@ def write_index(app: Sphinx) -> None:
     icon_link = f'<link rel="icon" href="_static/{icon}">\n' if icon else ""
     target = f"{root}.html"
     (Path(app.outdir) / "index.html").write_text(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        f"<!DOCTYPE html>\n<html lang=\"{(app.config.language or 'en').replace('_', '-')}\">\n"
+        "<head>\n<meta charset=\"utf-8\">\n"
         f"<title>{app.config.html_title}</title>\n{icon_link}"
         f'<meta http-equiv="Refresh" content="0; url={target}">\n</head>\n'
         f'<body><p><a href="{target}">{app.config.html_title}</a></p></body>\n</html>\n',
