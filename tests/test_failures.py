@@ -22,6 +22,7 @@ import torch
 import scratchformer.io.files as files
 import scratchformer.data.framing as framing
 import scratchformer.data.imdb as imdb
+import scratchformer.runs.checkpoint as checkpoints
 import scratchformer.train.loop as train
 from scratchformer.data.framing import encode_review
 from scratchformer.data.imdb import ReviewSplit, load_imdb
@@ -228,7 +229,7 @@ def test_non_finite_values_are_refused_in_python(tmp_path: Path) -> None:
     with torch.no_grad():
         model.classifier.weight[0, 0] = math.nan
     with pytest.raises(train.TrainingDiverged, match=r"refusing to write .*x\.pt.*classifier\.weight"):
-        train.save_checkpoint(tmp_path / "x.pt", model, model.config)
+        checkpoints.save_checkpoint(tmp_path / "x.pt", model, model.config)
     assert not (tmp_path / "x.pt").exists()
 
 
@@ -370,7 +371,7 @@ def test_a_full_disk_is_named(tmp_path: Path, data_dir: Path, cache_dir: Path) -
 def checkpoint(tmp_path: Path) -> Path:
     torch.manual_seed(0)
     model = BertForSequenceClassification(tiny_config(pooling="mean"))
-    train.save_checkpoint(tmp_path / "model.pt", model, model.config)
+    checkpoints.save_checkpoint(tmp_path / "model.pt", model, model.config)
     return tmp_path / "model.pt"
 
 
@@ -426,6 +427,6 @@ def test_classify_reads_stdin_refuses_empty_texts_and_keeps_one_line_per_text(ch
 
 
 def test_classify_texts_takes_a_str_as_one_text(checkpoint: Path) -> None:
-    model = train.load_checkpoint(checkpoint)
+    model = checkpoints.load_checkpoint(checkpoint)
     (one,) = train.classify_texts(model, "great movie")
     assert one == train.classify_texts(model, ["great movie"])[0]

@@ -573,11 +573,11 @@ def test_failed_save_leaves_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 @pytest.fixture
 def package_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A copy of the shipped data folder, which `read_gpt2_file` reads instead of the installed one."""
-    installed = Path(str(gpt2_files.resources.files("scratchformer"))) / "data"
-    shutil.copytree(installed, tmp_path / "data")
+    """A copy of the shipped GPT-2 folder, which `read_gpt2_file` reads instead of the installed one."""
+    installed = Path(str(gpt2_files.resources.files("scratchformer.tokenize"))) / "gpt2"
+    shutil.copytree(installed, tmp_path / "gpt2")
     monkeypatch.setattr(gpt2_files, "resources", SimpleNamespace(files=lambda package: tmp_path))
-    return tmp_path / "data"
+    return tmp_path / "gpt2"
 
 
 def test_copy_of_the_files_still_works(package_copy: Path) -> None:
