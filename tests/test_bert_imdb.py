@@ -28,6 +28,7 @@ from scratchformer.data.framing import (CLS_ID, PAD_ID, SEP_ID, VOCAB_SIZE, Spec
                                         clean_review, encode_review, frame_tokens)
 from scratchformer.data.imdb import ReviewSplit, load_imdb
 from scratchformer.data.review_cache import encode_reviews, review_tokens
+from scratchformer.io.fingerprint import file_sha256
 from scratchformer.measure.evaluation import classification_metrics, evaluate
 from scratchformer.models.bert import BertConfig, BertForSequenceClassification
 from scratchformer.nn.attention import padding_mask
@@ -487,7 +488,7 @@ def test_cli_trains_tests_saves_and_classifies(tmp_path: Path, toy_dir: Path, ca
     results = json.loads((out / "results.json").read_text())
     assert results["command"].startswith("scratchformer train-imdb --data")
     assert results["data"]["splits"]["train"]["reviews"] == 64
-    assert results["data"]["splits"]["test"]["file_sha256"] == runs.file_sha256(toy_dir / "test.jsonl")
+    assert results["data"]["splits"]["test"]["file_sha256"] == file_sha256(toy_dir / "test.jsonl")
     assert len(results["history"]) == 3 and results["test"]["examples"] == 32
     assert sum(map(sum, results["test"]["confusion_matrix"])) == 32
     assert set(results["seconds"]) == {"prepare_data", "train", "test", "total"}
