@@ -21,6 +21,7 @@ import importlib.abc
 import importlib.util
 import re
 import warnings
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
@@ -133,8 +134,7 @@ def new_place(module: str, name: str) -> str | None:
 def moved_name(module: str, name: str) -> Any:
     """The object `name` of the old `module`, from its new place, with a DeprecationWarning."""
     new_module = None if name.startswith("__") else new_place(module, name)
-    found = new_module is not None and name in vars(importlib.import_module(new_module))
-    if not found:
+    if new_module is None or name not in vars(importlib.import_module(new_module)):
         raise AttributeError(f"module {module!r} has no attribute {name!r}")
     if new_module == __name__ and name in REPLACED_BY:
         advice = f"it was removed; use {REPLACED_BY[name]}"
@@ -143,6 +143,14 @@ def moved_name(module: str, name: str) -> Any:
     warnings.warn(f"{module}.{name} is deprecated and goes in release 1.0: {advice}",
                   DeprecationWarning, stacklevel=3)
     return getattr(importlib.import_module(new_module), name)
+
+
+def old_names(module: str) -> Callable[[str], Any]:
+    """A module-level `__getattr__` for the old `module`: its names, from their new places.
+
+    Used by `OldPathLoader` and by the `__init__.py` of the old modules that became sub-packages.
+    """
+    return lambda name: moved_name(module, name)  # the caller's frame is two levels up
 
 
 class OldPathLoader(importlib.abc.Loader):
@@ -154,7 +162,7 @@ class OldPathLoader(importlib.abc.Loader):
     def exec_module(self, module: ModuleType) -> None:
         name = module.__name__
         module.__doc__ = f"Deprecated: {name} is now {MODULE_MOVES[name]} (until release 1.0)."
-        module.__getattr__ = lambda attribute: moved_name(name, attribute)  # type: ignore[method-assign]
+        module.__getattr__ = old_names(name)  # type: ignore[method-assign]
 
 
 class OldPathFinder(importlib.abc.MetaPathFinder):

@@ -3,9 +3,7 @@
 The top layer: it may import any other.
 """
 
+from scratchformer._compat import old_names
 
 # The names this module had before release 0.3.0 still import from it, with a DeprecationWarning.
-def __getattr__(name: str) -> object:
-    from scratchformer._compat import moved_name
-
-    return moved_name(__name__, name)
+__getattr__ = old_names(__name__)
