@@ -21,7 +21,8 @@ import importlib.abc
 import importlib.util
 import re
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -92,8 +93,8 @@ NAME_MOVES: dict[str, dict[str, str]] = {
         **dict.fromkeys(["check_training_state", "data_description", "run_files"],
                         "scratchformer.runs.folders"),
         **dict.fromkeys(["RESULTS_FILE", "RUN_FILES", "FolderLock", "FolderLocked", "loader_fingerprint",
-                         "check_run_folder", "clear_run", "interruption_report"],
-                        "scratchformer.runs.folders"),
+                         "check_run_folder", "interruption_report"], "scratchformer.runs.folders"),
+        "clear_run": "scratchformer._compat",
         **dict.fromkeys(["PEAK_BF16_FLOPS", "training_flops_per_token", "hardware_info",
                          "resolve_device"], "scratchformer.runs.hardware"),
         **dict.fromkeys(["PRESETS", "preset", "apply_overrides"], "scratchformer.train.presets"),
@@ -110,7 +111,7 @@ NAME_MOVES: dict[str, dict[str, str]] = {
                          "check_init_config"], "scratchformer.train.checks"),
         **dict.fromkeys(["config_sha256", "tokenizer_sha256"], "scratchformer.io.fingerprint"),
     },
-    "scratchformer.runs": {"file_sha256": "scratchformer.io.fingerprint"},
+    "scratchformer.runs": {"file_sha256": "scratchformer.io.fingerprint", "clear_run": "scratchformer._compat"},
     "scratchformer.pretrain": dict.fromkeys(
         ["OBJECTIVES", "PRETRAIN_FORMAT", "PretrainConfig", "generator_config_of", "build_pretrainer",
          "PretrainingLoss", "save_pretraining", "read_pretraining", "evaluate_pretraining",
@@ -123,6 +124,8 @@ REPLACED_BY = {
     "attention_mask": "scratchformer.nn.attention.padding_mask(ids, pad_id)[:, 0, 0], or no mask at "
                       "all: the model builds it from config.pad_id",
     "LONG_WHITESPACE": "nothing: the reader no longer needs it",
+    "clear_run": "scratchformer.runs.folders.ReplacedRun, which keeps the old run until the new one has "
+                 "finished",
 }
 
 
@@ -183,3 +186,10 @@ def attention_mask(ids: Any) -> Any:
 
 
 LONG_WHITESPACE = re.compile(r"\s{100000}")
+
+
+def clear_run(out: Path, also: Sequence[Path] = ()) -> None:
+    """Delete a run's `best.pt`, `last.pt`, `results.json` and the files `also` names: the removed
+    helper, which lost the old run when the new one then failed."""
+    for path in [*(Path(out) / name for name in ("best.pt", "last.pt", "results.json")), *also]:
+        Path(path).unlink(missing_ok=True)
