@@ -255,9 +255,19 @@ def test_loading_errors_name_the_problem(tmp_path: Path) -> None:
     write_jsonl(tmp_path / "train.jsonl", toy_reviews(4, seed=1))
     with pytest.raises(FileNotFoundError, match="no test split"):
         load_imdb(tmp_path)
-    (tmp_path / "test.jsonl").write_text('{"text": "fine", "label": 3}\n')
-    with pytest.raises(ValueError, match=r"labels must be 0 .* or 1 .*found \[3\]"):
-        load_imdb(tmp_path)
+    for row, said in [('{"text": "fine", "label": 3}', "'label' must be 0 (negative) or 1 (positive), found 3"),
+                      ('{"text": "fine", "label": [1]}', "'label' must be 0 (negative) or 1 (positive), found [1]"),
+                      ('{"text": "fine", "label": {"x": 1}}', "'label' must be 0 (negative) or 1 (positive), "
+                                                              'found {"x": 1}'),
+                      ('{"text": "fine", "label": true}', "'label' must be 0 (negative) or 1 (positive), found true"),
+                      ('{"text": ["fine"], "label": 1}', "'text' must be a string, found [\"fine\"]"),
+                      ("[" * 100_000 + "]" * 100_000, "not a line of JSON (nested too deeply)")]:
+        (tmp_path / "test.jsonl").write_text('{"text": "good", "label": 1}\n' + row + "\n")
+        with pytest.raises(ValueError) as refused:
+            load_imdb(tmp_path)
+        assert str(refused.value) == f"{tmp_path / 'test.jsonl'}:2: {said}"
+    with pytest.raises(ValueError, match=r"labels must be 0 .* or 1 .*found \['3', '\[1\]'\]"):
+        ReviewSplit(["a", "b"], [[1], 3], "made in memory")
     (tmp_path / "test.jsonl").write_text('{"text": "fine", "label": 1}\n{"review": "no text key"}\n')
     with pytest.raises(ValueError, match=r"test\.jsonl:2: expected a JSON object with 'text' and 'label'"):
         load_imdb(tmp_path)
