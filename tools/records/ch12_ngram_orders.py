@@ -17,12 +17,31 @@ What this deliberately does not handle: runs with --limit or --init, and orders 
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
+
+from script_arguments import existing_folder, output_file, run_folder
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, checked: the data folder, train-gpt runs, `--record` writable."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", type=existing_folder, required=True, help="the IMDB folder")
+    parser.add_argument("--cache", type=Path, required=True, help="the token cache's folder")
+    parser.add_argument("--run", type=run_folder("train-gpt", files=("tokenizer.json",)),
+                        action="append", required=True,
+                        help="a train-gpt run folder (its best.pt, if present, is scored too)")
+    parser.add_argument("--record", type=output_file, required=True, help="JSON file to write")
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":  # bad arguments are refused here, before torch is imported (seconds)
+    ARGUMENTS = parse()
+
 import json
 import random
 import shlex
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -108,13 +127,7 @@ def score_run(folder: Path, data: dict, unlabeled: list[str], cache: Path) -> di
             "models": models, "seconds": time.perf_counter() - started}
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data", type=Path, required=True)
-    parser.add_argument("--cache", type=Path, required=True)
-    parser.add_argument("--run", type=Path, action="append", required=True)
-    parser.add_argument("--record", type=Path, required=True)
-    args = parser.parse_args(argv)
+def main(args: argparse.Namespace) -> int:
     data = load_imdb(args.data)
     unlabeled = load_unlabeled(args.data)
     runs = {}
@@ -130,4 +143,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(ARGUMENTS))

@@ -26,11 +26,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
-from scratchformer.cli.args import positive_int
+from scratchformer.cli.args import positive_int, seed_int
 
-__all__ = ["device", "existing_file", "existing_folder", "folder_of_runs", "non_negative_int",
+__all__ = ["checkpoint", "device", "existing_file", "existing_folder", "folder_of_runs", "non_negative_int",
            "output_file", "output_file_in_new_folder", "positive_float", "positive_int",
-           "refuse", "run_folder"]
+           "pretrain_objective", "refuse", "run_folder", "seed_int"]
 
 RUN_KINDS = ("train-imdb", "train-gpt", "pretrain")
 
@@ -158,16 +158,20 @@ def run_kind(folder: Path) -> str:
                      f"{', '.join(RUN_KINDS)}")
 
 
-def run_folder(kind: str, files: tuple[str, ...] = ("best.pt",)) -> Callable[[str], Path]:
+def run_folder(kind: str, files: tuple[str, ...] = ("best.pt",),
+               results_optional: bool = False) -> Callable[[str], Path]:
     """An argparse type: the folder of a finished run of `scratchformer <kind>`, holding
-    `files` (a `train-gpt` run's reader also wants its `tokenizer.json`)."""
+    `files` (a `train-gpt` run's reader also wants its `tokenizer.json`). With
+    `results_optional`, a folder without `results.json` is taken on its files alone (a
+    snapshot set beside a run's tokenizer); one with it must still be of the right kind."""
     if kind not in RUN_KINDS:
         raise ValueError(f"kind must be one of {RUN_KINDS}, got {kind!r}")
 
     def checked(text: str) -> Path:
         folder = existing_folder(text)
         try:
-            found = run_kind(folder)
+            found = (kind if results_optional and not (folder / "results.json").exists()
+                     else run_kind(folder))
         except ValueError as err:
             raise argparse.ArgumentTypeError(str(err)) from None
         if found != kind:
@@ -208,3 +212,28 @@ def refuse(message: str) -> NoReturn:
     `prog: error: message` on stderr, exit status 2, before anything is written."""
     print(f"{Path(sys.argv[0]).name}: error: {message}", file=sys.stderr)
     raise SystemExit(2)
+
+
+def checkpoint(kind: str) -> Callable[[str], Path]:
+    """An argparse type: a checkpoint file (its format is checked by the script's reader), or
+    the folder of a finished run of `scratchformer <kind>` holding its `best.pt`."""
+    folder_of_run = run_folder(kind)
+
+    def checked(text: str) -> Path:
+        path = Path(text).expanduser()
+        return folder_of_run(text) if path.is_dir() else existing_file(text)
+
+    checked.__name__ = f"{kind} checkpoint"
+    return checked
+
+
+def pretrain_objective(folder: Path) -> str | None:
+    """The objective (`mlm` or `electra`) of the pretrain run in `folder`, from its
+    `results.json`; None for a folder that holds no finished pretrain run."""
+    try:
+        if run_kind(folder) != "pretrain":
+            return None
+    except ValueError:
+        return None
+    settings = json.loads((folder / "results.json").read_text(encoding="utf-8")).get("settings")
+    return settings.get("objective") if isinstance(settings, dict) else None

@@ -15,10 +15,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def tool_command(script: str, argv: list[str], record: str) -> dict[str, str]:
-    """`command_record` of `python tools/records/<script> <argv>`, where `record` (one of `argv`)
-    is shown relative to the repository's root if it lies inside it."""
+    """`command_record` of `python tools/records/<script> <argv>`, where `record` (where it is
+    one of `argv`, not a default) is shown relative to the repository's root if it lies inside it."""
     words = ["python", f"tools/records/{script}", *argv]
     path = Path(record).resolve()
-    if path.is_relative_to(ROOT):
+    if path.is_relative_to(ROOT) and record in words:
         words[words.index(record)] = str(path.relative_to(ROOT))
     return command_record(words)
