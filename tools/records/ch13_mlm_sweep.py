@@ -57,7 +57,8 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
             "model_config": results["model_config"],
             "seconds": results["seconds"],
             "history": results["history"],
-            "loss_by_position": loss_by_position(folder, tokenizer),
+            "loss_by_position": loss_by_position(folder, tokenizer,
+                                                 window=results["settings"]["window"]),
         }
         print(folder.name, json.dumps(runs[folder.name]["loss_by_position"]), flush=True)
     text = json.dumps({**tool_command("ch13_mlm_sweep.py", argv, str(args.record)), "runs": runs},

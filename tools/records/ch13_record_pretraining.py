@@ -105,12 +105,14 @@ def held_out_masked(folder: Path, tokenizer: BPETokenizer, batches: int = 16,
     return masked, unigram
 
 
-def loss_by_position(folder: Path, tokenizer: BPETokenizer, batches: int = 16) -> dict:
-    """Each MLM snapshot's mean loss on held-out windows at the chosen positions showing
-    `[MASK]`, a random token or their own token; and the loss of token frequencies alone
-    (counted over the training stream, add-one smoothed) at the same positions."""
+def loss_by_position(folder: Path, tokenizer: BPETokenizer, batches: int = 16,
+                     window: int = 256) -> dict:
+    """Each MLM snapshot's mean loss on held-out windows of `window` tokens (the run's own)
+    at the chosen positions showing `[MASK]`, a random token or their own token; and the loss
+    of token frequencies alone (counted over the training stream, add-one smoothed) at the
+    same positions."""
     _, mask_id = bert_special_ids(tokenizer)
-    masked, unigram = held_out_masked(folder, tokenizer, batches)
+    masked, unigram = held_out_masked(folder, tokenizer, batches, window)
     kinds = {"[MASK]": lambda i, o: i == mask_id, "own token": lambda i, o: i == o,
              "random token": lambda i, o: (i != mask_id) & (i != o)}
     result: dict = {"frequencies alone": {}, "snapshots": {}}
@@ -197,7 +199,8 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
         "after": top_predictions(mlm / f"snapshot-{last:07d}.pt", tokenizer),
         "after_step": last,
     }
-    record["loss_by_position"] = loss_by_position(mlm, tokenizer)
+    record["loss_by_position"] = loss_by_position(
+        mlm, tokenizer, window=record["pretraining"]["mlm"]["settings"]["window"])
     text = json.dumps(record, indent=1) + "\n"
     write_atomically(args.record, lambda handle: handle.write(text.encode()))
     print(f"wrote {args.record}: {len(record['fine_tuning'])} fine-tuning runs")
