@@ -110,3 +110,19 @@ def test_mlm_sweep_records_the_command_that_ran_and_only_masked_lm_runs(tmp_path
     assert {key: recorded[key] for key in ("command", "command_as_run")} == command_record(
         ["python", "tools/records/ch13_mlm_sweep.py", *argv])
     assert str(sweep) in recorded["command_as_run"]
+
+
+def test_web_precision_records_the_command_that_ran_and_the_run_it_read(tmp_path: Path,
+                                                                         toy_dir: Path) -> None:
+    run = tmp_path / "imdb"
+    assert main(tiny(toy_dir, run, tmp_path / "cache", "--limit", "60")) == 0
+    record = tmp_path / "precision.json"
+    argv = ["--run", str(run), "--data", str(toy_dir), "--record", str(record)]
+    done = subprocess.run([sys.executable, str(TOOLS / "appendix_web_precision.py"), *argv],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    recorded = json.loads(record.read_text())
+    assert {key: recorded[key] for key in ("command", "command_as_run")} == command_record(
+        ["python", "tools/records/appendix_web_precision.py", *argv])
+    assert recorded["run_command"] == json.loads((run / "results.json").read_text())["command"]
+    assert recorded["test_reviews"] == 40  # the toy folder's test split
