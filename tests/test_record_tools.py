@@ -91,8 +91,10 @@ def test_record_predictions_names_its_run_and_records_only_real_errors(tmp_path:
     assert [e["loss"] for e in errors] == sorted((e["loss"] for e in errors), reverse=True)
     assert recorded["run_command"] == json.loads((run / "results.json").read_text())["command"]
     assert "run" not in recorded  # it used to name one fixed record, whatever ran
-    assert recorded["command"] == command_record(
-        ["python", "tools/records/ch11_record_predictions.py", *argv])["command"]
+    assert recorded["command"] == ("python tools/records/ch11_record_predictions.py --checkpoint "
+                                   f"runs/imdb --data $IMDB_DIR --record {record} --errors 1000")
+    assert recorded["command_as_run"] == command_record(
+        ["python", "tools/records/ch11_record_predictions.py", *argv])["command_as_run"]
     assert recorded["checkpoint_sha256"] == file_sha256(run / "best.pt")
 
 
@@ -107,9 +109,9 @@ def test_mlm_sweep_records_the_command_that_ran_and_only_masked_lm_runs(tmp_path
                    capture_output=True)
     recorded = json.loads(record.read_text())
     assert list(recorded["runs"]) == ["lr_a"]
-    assert {key: recorded[key] for key in ("command", "command_as_run")} == command_record(
-        ["python", "tools/records/ch13_mlm_sweep.py", *argv])
-    assert str(sweep) in recorded["command_as_run"]
+    assert recorded["command"] == f"python tools/records/ch13_mlm_sweep.py --runs runs/sweep --record {record}"
+    assert recorded["command_as_run"] == command_record(
+        ["python", "tools/records/ch13_mlm_sweep.py", *argv])["command_as_run"]
 
 
 def test_web_precision_records_the_command_that_ran_and_the_run_it_read(tmp_path: Path,
@@ -122,7 +124,9 @@ def test_web_precision_records_the_command_that_ran_and_the_run_it_read(tmp_path
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     recorded = json.loads(record.read_text())
-    assert {key: recorded[key] for key in ("command", "command_as_run")} == command_record(
-        ["python", "tools/records/appendix_web_precision.py", *argv])
+    assert recorded["command"] == ("python tools/records/appendix_web_precision.py --run runs/imdb "
+                                   f"--data $IMDB_DIR --record {record}")
+    assert recorded["command_as_run"] == command_record(
+        ["python", "tools/records/appendix_web_precision.py", *argv])["command_as_run"]
     assert recorded["run_command"] == json.loads((run / "results.json").read_text())["command"]
     assert recorded["test_reviews"] == 40  # the toy folder's test split

@@ -63,8 +63,6 @@ import subprocess
 
 import torch
 
-from scratchformer.runs.folders import reader_command
-
 from shown_command import tool_command
 
 SEEDS = (0, 1, 2)
@@ -177,8 +175,8 @@ def record(args: argparse.Namespace, argv: list[str]) -> None:
                                     f"preset_seed{seed}", args.work / "cache", baselines)
                for seed in runs["preset"]}
     text = json.dumps({
-        "command": (reader_command(["python", "tools/records/ch11_why_it_loses.py", "run", "--data",
-                                    str(args.data), "--work", str(args.work)])  # made the runs
+        "command": (tool_command("ch11_why_it_loses.py",  # the step that made the runs
+                                 ["run", "--data", str(args.data), "--work", str(args.work)])["command"]
                     + " && " + tool_command("ch11_why_it_loses.py", argv, str(args.record))["command"]),
         "variants": {name: VARIANTS[name] for name in VARIANTS},
         "runs": runs,

@@ -57,6 +57,8 @@ from scratchformer.tokenize.bpe import BPETokenizer
 from scratchformer.tokenize.gpt2_files import END_OF_TEXT
 from scratchformer.train.gpt import load_gpt
 
+from shown_command import tool_command
+
 ORDERS = (2, 3, 4)
 RESAMPLES = 2_000
 
@@ -127,20 +129,18 @@ def score_run(folder: Path, data: dict, unlabeled: list[str], cache: Path) -> di
             "models": models, "seconds": time.perf_counter() - started}
 
 
-def main(args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace, argv: list[str]) -> int:
     data = load_imdb(args.data)
     unlabeled = load_unlabeled(args.data)
     runs = {}
     for folder in args.run:
         runs[folder.name] = score_run(folder, data, unlabeled, args.cache)
         print(folder.name, json.dumps(runs[folder.name]["models"], indent=1), flush=True)
-    command = ("python tools/records/ch12_ngram_orders.py --data $IMDB_DIR --cache runs/cache "
-               + " ".join(f"--run runs/{name}" for name in runs)
-               + " --record book/results/gpt_ngrams.json")
-    text = json.dumps({"command": command, "resamples": RESAMPLES, "runs": runs}, indent=1)
+    text = json.dumps({**tool_command("ch12_ngram_orders.py", argv, str(args.record)),
+                       "resamples": RESAMPLES, "runs": runs}, indent=1)
     write_atomically(args.record, lambda file: file.write(text.encode()))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(ARGUMENTS))
+    sys.exit(main(ARGUMENTS, sys.argv[1:]))
