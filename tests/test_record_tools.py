@@ -71,6 +71,12 @@ def test_sentiment_token_pairs_each_review_with_its_flipped_token(tmp_path: Path
     assert any(gap != 0 for gap in gaps), "the two tokens lead to different scores"
     context = json.loads((run / "results.json").read_text())["model_config"]["context_length"]
     assert max(recorded["text_tokens"]) <= context - 1
+    too_many = subprocess.run([sys.executable, str(TOOLS / "ch12_sentiment_token.py"), "--data",
+                               str(toy_dir), "--run", str(run), "--reviews", "41", "--record",
+                               str(tmp_path / "more.json")], capture_output=True, text=True)
+    assert too_many.returncode == 2 and not (tmp_path / "more.json").exists()
+    assert too_many.stderr.splitlines() == [  # not silently fewer reviews than asked for
+        "ch12_sentiment_token.py: error: argument --reviews: 41 is more than the 40 test reviews"]
 
 
 def test_record_predictions_names_its_run_and_records_only_real_errors(tmp_path: Path,
