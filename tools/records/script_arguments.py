@@ -26,9 +26,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
-from scratchformer.cli.args import positive_int, seed_int
+from scratchformer.cli.args import positive_int, seed_int  # the package's commands' own
 
-__all__ = ["checkpoint", "device", "existing_file", "existing_folder", "folder_of_runs", "non_negative_int",
+__all__ = ["checkpoint", "device", "existing_file", "existing_folder", "non_negative_int",
            "output_file", "output_file_in_new_folder", "positive_float", "positive_int",
            "pretrain_objective", "refuse", "run_folder", "seed_int"]
 
@@ -47,7 +47,7 @@ def non_negative_int(text: str) -> int:
 
 
 def positive_float(text: str) -> float:
-    """An argparse type: a finite number above 0 (`inf` allowed, for a time limit)."""
+    """An argparse type: a number above 0 (`inf` included: no time limit)."""
     try:
         value = float(text)
     except ValueError:
@@ -181,28 +181,6 @@ def run_folder(kind: str, files: tuple[str, ...] = ("best.pt",),
             raise argparse.ArgumentTypeError(f"{text} has no {' or '.join(missing)}")
         return folder
 
-    checked.__name__ = f"{kind} run"  # argparse names the type in some messages
-    return checked
-
-
-def folder_of_runs(kind: str) -> Callable[[str], Path]:
-    """An argparse type: a folder whose sub-folders hold at least one finished run of
-    `scratchformer <kind>`."""
-
-    def checked(text: str) -> Path:
-        folder = existing_folder(text)
-        kinds = []
-        for sub in sorted(p for p in folder.iterdir() if p.is_dir()):
-            try:
-                kinds.append(run_kind(sub))
-            except ValueError:
-                continue
-        if kind not in kinds:
-            raise argparse.ArgumentTypeError(f"{text} holds no finished {kind} run "
-                                             "(one sub-folder with its results.json per run)")
-        return folder
-
-    checked.__name__ = f"folder of {kind} runs"
     return checked
 
 
@@ -223,7 +201,6 @@ def checkpoint(kind: str) -> Callable[[str], Path]:
         path = Path(text).expanduser()
         return folder_of_run(text) if path.is_dir() else existing_file(text)
 
-    checked.__name__ = f"{kind} checkpoint"
     return checked
 
 
