@@ -21,11 +21,47 @@ between synchronizations.
 from __future__ import annotations
 
 import argparse
+import sys
+
+from script_arguments import device, non_negative_int, output_file, positive_int
+
+DTYPE_NAMES = ("bfloat16", "float16", "float32")
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, checked: counts positive, `--heads` dividing `--d-model`, `--device`
+    present, `--json` writable."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", type=device, default="cpu", help="cpu, cuda or cuda:N")
+    parser.add_argument("--dtype", default="float32", choices=DTYPE_NAMES)
+    parser.add_argument("--batch", type=positive_int, default=16)
+    parser.add_argument("--seq-lens", type=positive_int, nargs="+", default=[256])
+    parser.add_argument("--d-model", type=positive_int, default=256)
+    parser.add_argument("--heads", type=positive_int, default=8)
+    parser.add_argument("--masks", nargs="+", default=["none", "causal", "padding+causal"],
+                        choices=["none", "causal", "padding", "padding+causal"])
+    parser.add_argument("--rounds", type=positive_int, default=10)
+    parser.add_argument("--warmup", type=non_negative_int, default=2)
+    parser.add_argument("--threads", type=positive_int, default=None,
+                        help="torch threads (default: 1 on the CPU)")
+    parser.add_argument("--clock", choices=["cpu", "wall"], default=None,
+                        help="cpu: process CPU time (default on the CPU); wall: wall-clock time (default on a GPU)")
+    parser.add_argument("--json", type=output_file, default=None, help="also write the table and its rows here")
+    parser.add_argument("--allow-busy", action="store_true",
+                        help="record the timings even if the machine was busy (marked so)")
+    args = parser.parse_args(argv)
+    if args.d_model % args.heads:
+        parser.error(f"argument --heads: {args.heads} heads do not divide --d-model {args.d_model}")
+    return args
+
+
+if __name__ == "__main__":  # bad arguments are refused here, before torch is imported (seconds)
+    ARGUMENTS = parse()
+
 import json
 import os
 import platform
 import shlex
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -39,7 +75,7 @@ from scratchformer.nn.attention import MultiHeadAttention, causal_mask, padding_
 from scratchformer.runs.hardware import (MachineBusy, check_quiet, one_minute_load,
                                          timing_load)
 
-DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+DTYPES = {name: getattr(torch, name) for name in DTYPE_NAMES}
 
 
 class BareSDPA(nn.Module):
@@ -115,25 +151,7 @@ def write_json_atomic(path: Path, record: dict) -> None:
         raise
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--device", default="cpu")
-    parser.add_argument("--dtype", default="float32", choices=sorted(DTYPES))
-    parser.add_argument("--batch", type=int, default=16)
-    parser.add_argument("--seq-lens", type=int, nargs="+", default=[256])
-    parser.add_argument("--d-model", type=int, default=256)
-    parser.add_argument("--heads", type=int, default=8)
-    parser.add_argument("--masks", nargs="+", default=["none", "causal", "padding+causal"],
-                        choices=["none", "causal", "padding", "padding+causal"])
-    parser.add_argument("--rounds", type=int, default=10)
-    parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: 1 on the CPU)")
-    parser.add_argument("--clock", choices=["cpu", "wall"], default=None,
-                        help="cpu: process CPU time (default on the CPU); wall: wall-clock time (default on a GPU)")
-    parser.add_argument("--json", type=Path, default=None, help="also write the table and its rows here")
-    parser.add_argument("--allow-busy", action="store_true",
-                        help="record the timings even if the machine was busy (marked so)")
-    args = parser.parse_args(argv)
+def main(args: argparse.Namespace, argv: list[str]) -> None:
     load_at_start = one_minute_load()
 
     device, dtype = torch.device(args.device), DTYPES[args.dtype]
@@ -210,7 +228,7 @@ def main(argv: list[str] | None = None) -> None:
             check_quiet(load, args.allow_busy)
         except MachineBusy as err:
             raise SystemExit(f"{args.json} not written: {err}") from None
-        command = "python benchmarks/attention.py " + shlex.join(sys.argv[1:] if argv is None else argv)
+        command = "python benchmarks/attention.py " + shlex.join(argv)
         write_json_atomic(args.json, {
             "command": command.strip(),
             "hardware": header,
@@ -222,4 +240,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(ARGUMENTS, sys.argv[1:])

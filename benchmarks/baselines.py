@@ -15,13 +15,35 @@ building the vocabulary and features, fitting, and predicting.
 from __future__ import annotations
 
 import argparse
+import sys
+
+from script_arguments import (existing_folder, non_negative_int, output_file, positive_int,
+                              refuse)
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, checked: the data folder present, counts positive, `--record` writable."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=existing_folder, required=True,
+                        help="IMDB folder, as `scratchformer.data.imdb.load_imdb` reads it")
+    parser.add_argument("--record", type=output_file, default=None, help="also write the results here (JSON)")
+    parser.add_argument("--val-size", type=positive_int, default=2500)
+    parser.add_argument("--seed", type=non_negative_int, default=0, help="draws the validation reviews")
+    parser.add_argument("--threads", type=positive_int, default=1,
+                        help="torch threads (the Transformer's run used 1)")
+    parser.add_argument("--allow-busy", action="store_true",
+                        help="record the timings even if the machine was busy (marked so)")
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":  # bad arguments are refused here, before torch is imported (seconds)
+    ARGUMENTS = parse()
+
 import itertools
 import json
 import platform
-import sys
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 import torch
 
@@ -130,22 +152,15 @@ def measure(
     return row
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", required=True, help="IMDB folder, as `scratchformer.data.imdb.load_imdb` reads it")
-    parser.add_argument("--record", type=Path, default=None, help="also write the results here (JSON)")
-    parser.add_argument("--val-size", type=int, default=2500)
-    parser.add_argument("--seed", type=int, default=0, help="draws the validation reviews")
-    parser.add_argument("--threads", type=int, default=1, help="torch threads (the Transformer's run used 1)")
-    parser.add_argument("--allow-busy", action="store_true",
-                        help="record the timings even if the machine was busy (marked so)")
-    args = parser.parse_args(argv)
+def main(args: argparse.Namespace, argv: list[str]) -> None:
     torch.set_num_threads(args.threads)
     load_at_start = one_minute_load()
     started = time.perf_counter()
 
     data = load_imdb(args.data)
     train, test = data["train"], data["test"]
+    if args.val_size >= len(train):
+        refuse(f"argument --val-size: {args.val_size} would hold out all {len(train):,} training reviews")
     fit, val = split_validation(train, args.val_size, args.seed)
     print(f"validation: {len(val):,} of {len(train):,} training reviews held out (seed {args.seed})")
     bow_results = bag_of_words_grid(fit, val)
@@ -176,12 +191,12 @@ def main(argv: list[str] | None = None) -> None:
         except MachineBusy as err:
             raise SystemExit(f"{args.record} not written: {err}") from None
         record = {
-            **command_record(["python", "benchmarks/baselines.py", *(sys.argv[1:] if argv is None else argv)]),
+            **command_record(["python", "benchmarks/baselines.py", *argv]),
             "hardware": hardware_info(torch.device("cpu")),
             "software": {"torch": torch.__version__, "python": platform.python_version(), "scratchformer": __version__},
             "load": load,
             "data": {
-                "source": args.data,
+                "source": str(args.data),
                 "splits": {name: {"reviews": len(split), "positive": sum(split.labels),
                                   "fingerprint": split.fingerprint()} for name, split in data.items()},
             },
@@ -200,4 +215,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(ARGUMENTS, sys.argv[1:])

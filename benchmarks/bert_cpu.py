@@ -19,12 +19,31 @@ question is how long training takes, and a second thread only helps if it shorte
 from __future__ import annotations
 
 import argparse
+import sys
+
+from script_arguments import non_negative_int, output_file, positive_int, refuse
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, checked: counts positive, `--json` writable."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batch", type=positive_int, default=64)
+    parser.add_argument("--seq-len", type=positive_int, default=256)
+    parser.add_argument("--rounds", type=positive_int, default=8)
+    parser.add_argument("--warmup", type=non_negative_int, default=2)
+    parser.add_argument("--json", type=output_file, default=None, help="also write the table and its rows here")
+    parser.add_argument("--allow-busy", action="store_true",
+                        help="record the timings even if the machine was busy (marked so)")
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":  # bad arguments are refused here, before torch is imported (seconds)
+    ARGUMENTS = parse()
+
 import json
 import os
 import shlex
-import sys
 import time
-from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -39,20 +58,13 @@ from scratchformer.train.loop import make_optimizer
 from scratchformer.train.presets import preset
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--batch", type=int, default=64)
-    parser.add_argument("--seq-len", type=int, default=256)
-    parser.add_argument("--rounds", type=int, default=8)
-    parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--json", type=Path, default=None, help="also write the table and its rows here")
-    parser.add_argument("--allow-busy", action="store_true",
-                        help="record the timings even if the machine was busy (marked so)")
-    args = parser.parse_args(argv)
+def main(args: argparse.Namespace, argv: list[str]) -> None:
     load_at_start = one_minute_load()
 
     torch.manual_seed(0)
     model_config, train_config = preset("cpu")
+    if args.seq_len > model_config.max_len:
+        refuse(f"argument --seq-len: {args.seq_len} is beyond the cpu preset's {model_config.max_len} positions")
     model = BertForSequenceClassification(model_config).train()
     optimizer = make_optimizer(model, train_config.lr, train_config.weight_decay)
     device = torch.device("cpu")
@@ -103,7 +115,7 @@ def main(argv: list[str] | None = None) -> None:
         except MachineBusy as err:
             raise SystemExit(f"{args.json} not written: {err}") from None
         record = {
-            "command": shlex.join(["python", "benchmarks/bert_cpu.py", *(sys.argv[1:] if argv is None else argv)]),
+            "command": shlex.join(["python", "benchmarks/bert_cpu.py", *argv]),
             "hardware": {"cpu": hardware["cpu"], "logical_cpus": hardware["logical_cpus"]},
             "torch": torch.__version__,
             "load": load,
@@ -116,4 +128,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(ARGUMENTS, sys.argv[1:])

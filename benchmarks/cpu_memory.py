@@ -16,10 +16,34 @@ What this deliberately does not measure: GPU memory, and anything but glibc on L
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
 
+from script_arguments import output_file, positive_int
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, checked: counts positive, enough steps to time, `--json` writable."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=positive_int, default=400)
+    parser.add_argument("--every", type=positive_int, default=50)
+    parser.add_argument("--json", type=output_file, help="also write the results to this file")
+    parser.add_argument("--allow-busy", action="store_true",
+                        help="record the timings even if the machine was busy (marked so)")
+    args = parser.parse_args(argv)
+    if args.steps <= 2 * args.every:  # the timing runs from the second sample to the last
+        parser.error(f"argument --steps: {args.steps} steps give fewer than three samples "
+                     f"{args.every} steps apart; use more than {2 * args.every}")
+    return args
+
+
+if __name__ == "__main__":  # bad arguments are refused here, before torch is imported (seconds)
+    ARGUMENTS = parse()
+
+import json
+import subprocess
+
+from scratchformer.io.files import write_atomically
+from scratchformer.runs.folders import command_record
 from scratchformer.runs.hardware import (MachineBusy, check_quiet, one_minute_load,
                                          timing_load)
 
@@ -62,14 +86,7 @@ print(json.dumps(samples))
 SETTINGS = {"glibc default": 0, "fixed at 64 KiB": 64 * 1024, "fixed at 16 MiB": 16 << 20}
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=400)
-    parser.add_argument("--every", type=int, default=50)
-    parser.add_argument("--json", help="also write the results to this file")
-    parser.add_argument("--allow-busy", action="store_true",
-                        help="record the timings even if the machine was busy (marked so)")
-    args = parser.parse_args()
+def main(args: argparse.Namespace, argv: list[str]) -> int:
     load_at_start = one_minute_load()
     runs = {}
     for name, threshold in SETTINGS.items():
@@ -98,13 +115,14 @@ def main() -> int:
             check_quiet(load, args.allow_busy)
         except MachineBusy as err:
             raise SystemExit(f"{args.json} not written: {err}") from None
-        record = {"command": " ".join(["python", *sys.argv]), "steps": args.steps, "load": load,
+        record = {**command_record(["python", "benchmarks/cpu_memory.py", *argv]),
+                  "steps": args.steps, "load": load,
                   "samples": {name: [row[:2] for row in rows] for name, rows in runs.items()},
                   "summary": summary}
-        with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump(record, handle, indent=1)
+        text = json.dumps(record, indent=1)
+        write_atomically(args.json, lambda handle: handle.write(text.encode()))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(ARGUMENTS, sys.argv[1:]))

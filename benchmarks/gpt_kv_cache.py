@@ -18,11 +18,36 @@ shared, noisy machine slows all of them alike; one torch thread, wall time.
 from __future__ import annotations
 
 import argparse
+import sys
+
+from script_arguments import checkpoint, output_file, positive_int, refuse
+
+LENGTHS = (64, 256)
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, checked: a train-gpt run or checkpoint, counts positive, `--json`
+    writable."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--checkpoint", type=checkpoint("train-gpt"),
+                        help="a train-gpt run's folder or checkpoint (default: a fresh model of "
+                             "the cpu preset's sizes)")
+    parser.add_argument("--rounds", type=positive_int, default=3)
+    parser.add_argument("--threads", type=positive_int, default=1)
+    parser.add_argument("--lengths", type=positive_int, nargs="+", default=None,
+                        help="new tokens to time (default: 64, 256 and a full context)")
+    parser.add_argument("--json", type=output_file, default=None, help="also write the table and rows here")
+    parser.add_argument("--allow-busy", action="store_true",
+                        help="record the timings even if the machine was busy (marked so)")
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":  # bad arguments are refused here, before torch is imported (seconds)
+    ARGUMENTS = parse()
+
 import json
 import os
-import sys
 import time
-from pathlib import Path
 
 import torch
 
@@ -33,32 +58,26 @@ from scratchformer.runs.hardware import (MachineBusy, check_quiet, hardware_info
                                          one_minute_load, timing_load)
 from scratchformer.train.gpt import gpt_preset, load_gpt
 
-LENGTHS = (64, 256)
 
-
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--checkpoint", help="a train-gpt run's folder or checkpoint (default: "
-                        "a fresh model of the cpu preset's sizes)")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--lengths", type=int, nargs="+", default=None,
-                        help="new tokens to time (default: 64, 256 and a full context)")
-    parser.add_argument("--json", type=Path, default=None, help="also write the table and rows here")
-    parser.add_argument("--allow-busy", action="store_true",
-                        help="record the timings even if the machine was busy (marked so)")
-    args = parser.parse_args(argv)
+def main(args: argparse.Namespace, argv: list[str]) -> None:
     load_at_start = one_minute_load()
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     if args.checkpoint:
-        model = load_gpt(args.checkpoint)
+        try:
+            model = load_gpt(args.checkpoint)
+        except ValueError as err:  # a file that is not a GPT checkpoint
+            refuse(f"argument --checkpoint: {err}")
     else:
         model = GPTModel(gpt_preset("cpu")[0]).eval()
     config = model.config
     prompt = torch.tensor([[config.vocab_size - 3]])  # <|endoftext|>, the first special token
     full = config.context_length - prompt.shape[1]
+    beyond = [n for n in args.lengths or () if n > full]
+    if beyond:
+        refuse(f"argument --lengths: {beyond[0]} new tokens do not fit the context of "
+               f"{config.context_length} after a one-token prompt (at most {full})")
     wanted = set(args.lengths) if args.lengths else {*LENGTHS, full}
     lengths = sorted(n for n in wanted if n <= full)
 
@@ -105,8 +124,7 @@ def main(argv: list[str] | None = None) -> None:
         except MachineBusy as err:
             raise SystemExit(f"{args.json} not written: {err}") from None
         record = {
-            **command_record(["python", "benchmarks/gpt_kv_cache.py",
-                               *(sys.argv[1:] if argv is None else argv)]),
+            **command_record(["python", "benchmarks/gpt_kv_cache.py", *argv]),
             "hardware": {"cpu": hardware["cpu"], "logical_cpus": hardware["logical_cpus"]},
             "torch": torch.__version__,
             "load": load,
@@ -122,4 +140,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(ARGUMENTS, sys.argv[1:])

@@ -16,16 +16,36 @@ objective teaches (chapter 13 measures that by fine-tuning).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
+
+from script_arguments import non_negative_int, output_file, positive_int
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, checked: counts positive, `--json` writable."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=positive_int, default=20)
+    parser.add_argument("--warmup", type=non_negative_int, default=3)
+    parser.add_argument("--json", type=output_file, help="also write the table to this file")
+    parser.add_argument("--allow-busy", action="store_true",
+                        help="record the timings even if the machine was busy (marked so)")
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":  # bad arguments are refused here, before torch is imported (seconds)
+    ARGUMENTS = parse()
+
+import json
 import time
 
 import torch
 
 from scratchformer.cli.pretrain import pretrain_preset
 from scratchformer.data.framing import SpecialIds
+from scratchformer.io.files import write_atomically
 from scratchformer.measure.evaluation import autocast
 from scratchformer.models.pretraining import mask_tokens
+from scratchformer.runs.folders import command_record
 from scratchformer.runs.hardware import (MachineBusy, check_quiet, one_minute_load,
                                          return_freed_memory, timing_load)
 from scratchformer.train.loop import make_optimizer
@@ -60,14 +80,7 @@ def seconds_per_step(objective: str, window: int, steps: int, warmup: int) -> fl
     return (time.perf_counter() - start) / steps
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument("--warmup", type=int, default=3)
-    parser.add_argument("--json", help="also write the table to this file")
-    parser.add_argument("--allow-busy", action="store_true",
-                        help="record the timings even if the machine was busy (marked so)")
-    args = parser.parse_args()
+def main(args: argparse.Namespace, argv: list[str]) -> int:
     load_at_start = one_minute_load()
     torch.set_num_threads(1)
     return_freed_memory()
@@ -86,16 +99,16 @@ def main() -> int:
             check_quiet(load, args.allow_busy)
         except MachineBusy as err:
             raise SystemExit(f"{args.json} not written: {err}") from None
-        record = {"command": " ".join(["python", *sys.argv]), "load": load,
+        record = {**command_record(["python", "benchmarks/pretraining.py", *argv]), "load": load,
                   "rows": [{"objective": objective, "window": window,
                             "batch": TOKENS_PER_STEP // window, "seconds_per_step": seconds,
                             "tokens_per_second": TOKENS_PER_STEP / seconds,
                             "speed_vs_mlm_256": reference / seconds}
                            for (objective, window), seconds in rows.items()]}
-        with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump(record, handle, indent=1)
+        text = json.dumps(record, indent=1)
+        write_atomically(args.json, lambda handle: handle.write(text.encode()))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(ARGUMENTS, sys.argv[1:]))

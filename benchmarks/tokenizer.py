@@ -25,27 +25,58 @@ os.environ["TOKENIZERS_PARALLELISM"] = "false"
 os.environ["RAYON_NUM_THREADS"] = "1"
 
 import argparse
+import sys
+from pathlib import Path
+
+from script_arguments import existing_file, output_file, positive_int
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, checked: the data file present, counts positive, `--record` writable."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=existing_file,
+                        default=str(ROOT.parent / "shared" / "data" / "imdb" / "train.jsonl.gz"),
+                        help="JSON Lines file (optionally .gz) with a 'text' field per line")
+    parser.add_argument("--merges", type=positive_int, default=10_000,
+                        help="merges to learn in the training benchmark")
+    parser.add_argument("--repeats", type=positive_int, default=2,
+                        help="encoding timings: best of this many runs")
+    parser.add_argument("--codepoints", action=argparse.BooleanOptionalAction, default=True,
+                        help="also check text made of every Unicode scalar value (about a minute)")
+    parser.add_argument("--record", type=output_file, help="also write the results as JSON (for the book)")
+    parser.add_argument("--allow-busy", action="store_true",
+                        help="record the timings even if the machine was busy (marked so)")
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":  # bad arguments are refused here, before the imports below (seconds)
+    ARGUMENTS = parse()
+
+try:  # HuggingFace's trainer is the reference; the `bench` extra installs it
+    import tokenizers
+    from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
+except ImportError:
+    sys.exit("benchmarks/tokenizer.py compares with HuggingFace's `tokenizers`, which is not "
+             "installed: pip install 'scratchformer[bench]'")
+
 import gzip
 import json
 import platform
-import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 import regex
 import tiktoken
-import tokenizers
-from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
 
+from scratchformer.io.files import write_atomically
 from scratchformer.runs.folders import command_record
 from scratchformer.runs.hardware import (MachineBusy, check_quiet, one_minute_load,
                                          timing_load)
 from scratchformer.tokenize.bpe import BPETokenizer
 from scratchformer.tokenize.gpt2_files import (GPT2_PATTERN, bytes_to_unicode,
                                                gpt2_encoding)
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def read_texts(path: Path) -> list[str]:
@@ -85,21 +116,7 @@ def hf_train(text: str, vocab_size: int) -> tuple[list[bytes], float]:
     return [bytes(byte_of[c] for c in token) for _, token in by_id], elapsed
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "imdb" / "train.jsonl.gz",
-                        help="JSON Lines file (optionally .gz) with a 'text' field per line")
-    parser.add_argument("--merges", type=int, default=10_000, help="merges to learn in the training benchmark")
-    parser.add_argument("--repeats", type=int, default=2, help="encoding timings: best of this many runs")
-    parser.add_argument("--codepoints", action=argparse.BooleanOptionalAction, default=True,
-                        help="also check text made of every Unicode scalar value (about a minute)")
-    parser.add_argument("--record", type=Path, help="also write the results as JSON (for the book)")
-    parser.add_argument("--allow-busy", action="store_true",
-                        help="record the timings even if the machine was busy (marked so)")
-    args = parser.parse_args(argv)
-    if not args.data.exists():
-        parser.error(f"--data {args.data} does not exist")
-
+def main(args: argparse.Namespace, argv: list[str]) -> int:
     load_before = os.getloadavg()
     texts = read_texts(args.data)
     text_bytes = sum(len(t.encode("utf-8")) for t in texts)
@@ -162,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         hardware = (f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python "
                     f"{platform.python_version()}, tiktoken {tiktoken.__version__}, tokenizers {tokenizers.__version__}")
         record = {
-            **command_record(["python", "benchmarks/tokenizer.py", *(argv or sys.argv[1:])]),
+            **command_record(["python", "benchmarks/tokenizer.py", *argv]),
             "hardware": hardware,
             "table": table,
             "identity": identity,
@@ -174,9 +191,10 @@ def main(argv: list[str] | None = None) -> int:
             "train_tokens_total": max(len(our_tokens), len(hf_tokens)),
             "load": load,
         }
-        args.record.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        text = json.dumps(record, indent=2) + "\n"
+        write_atomically(args.record, lambda handle: handle.write(text.encode("utf-8")))
     return 0 if same == len(texts) and same_probes == len(probes) else 1
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(ARGUMENTS, sys.argv[1:]))

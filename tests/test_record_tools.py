@@ -1,4 +1,4 @@
-"""The tools that write chapters 12 and 13's records from runs: each on a tiny run."""
+"""The tools that write chapters 11, 12 and 13's records from runs: each on a tiny run."""
 
 from __future__ import annotations
 
@@ -13,8 +13,10 @@ import pytest
 
 from scratchformer.cli.commands import main
 from scratchformer.io.fingerprint import file_sha256
+from scratchformer.runs.folders import command_record
 
 from conftest import ROOT
+from test_failures import tiny
 from test_gpt import tiny_run_arguments
 from test_pretrain import pretrain_arguments
 
@@ -69,3 +71,68 @@ def test_sentiment_token_pairs_each_review_with_its_flipped_token(tmp_path: Path
     assert any(gap != 0 for gap in gaps), "the two tokens lead to different scores"
     context = json.loads((run / "results.json").read_text())["model_config"]["context_length"]
     assert max(recorded["text_tokens"]) <= context - 1
+    too_many = subprocess.run([sys.executable, str(TOOLS / "ch12_sentiment_token.py"), "--data",
+                               str(toy_dir), "--run", str(run), "--reviews", "41", "--record",
+                               str(tmp_path / "more.json")], capture_output=True, text=True)
+    assert too_many.returncode == 2 and not (tmp_path / "more.json").exists()
+    assert too_many.stderr.splitlines() == [  # not silently fewer reviews than asked for
+        "ch12_sentiment_token.py: error: argument --reviews: 41 is more than the 40 test reviews"]
+
+
+def test_record_predictions_names_its_run_and_records_only_real_errors(tmp_path: Path,
+                                                                       toy_dir: Path) -> None:
+    """More errors asked for than the model makes: every one recorded is wrong, none made up
+    from right answers; the record names the command that ran and the run it read."""
+    run = tmp_path / "imdb"
+    assert main(tiny(toy_dir, run, tmp_path / "cache", "--limit", "60")) == 0
+    record = tmp_path / "predictions.json"
+    argv = ["--checkpoint", str(run), "--data", str(toy_dir), "--record", str(record),
+            "--errors", "1000"]
+    subprocess.run([sys.executable, str(TOOLS / "ch11_record_predictions.py"), *argv],
+                   check=True, capture_output=True)
+    recorded = json.loads(record.read_text())
+    errors = recorded["largest_errors"]
+    assert len(errors) < 40  # the toy test split has 40 reviews; the model gets some right
+    assert all(error["label"] != error["true_label"] for error in errors)
+    assert [e["loss"] for e in errors] == sorted((e["loss"] for e in errors), reverse=True)
+    assert recorded["run_command"] == json.loads((run / "results.json").read_text())["command"]
+    assert "run" not in recorded  # it used to name one fixed record, whatever ran
+    assert recorded["command"] == ("python tools/records/ch11_record_predictions.py --checkpoint "
+                                   f"runs/imdb --data $IMDB_DIR --record {record} --errors 1000")
+    assert recorded["command_as_run"] == command_record(
+        ["python", "tools/records/ch11_record_predictions.py", *argv])["command_as_run"]
+    assert recorded["checkpoint_sha256"] == file_sha256(run / "best.pt")
+
+
+def test_mlm_sweep_records_the_command_that_ran_and_only_masked_lm_runs(tmp_path: Path,
+                                                                         toy_dir: Path) -> None:
+    sweep = tmp_path / "sweep"
+    assert main([*pretrain_arguments(toy_dir, sweep / "lr_a"), "--set", "steps=2"]) == 0
+    (sweep / "notes").mkdir()  # not a run: passed over
+    record = tmp_path / "sweep.json"
+    argv = ["--runs", str(sweep), "--record", str(record)]
+    subprocess.run([sys.executable, str(TOOLS / "ch13_mlm_sweep.py"), *argv], check=True,
+                   capture_output=True)
+    recorded = json.loads(record.read_text())
+    assert list(recorded["runs"]) == ["lr_a"]
+    assert recorded["command"] == f"python tools/records/ch13_mlm_sweep.py --runs runs/sweep --record {record}"
+    assert recorded["command_as_run"] == command_record(
+        ["python", "tools/records/ch13_mlm_sweep.py", *argv])["command_as_run"]
+
+
+def test_web_precision_records_the_command_that_ran_and_the_run_it_read(tmp_path: Path,
+                                                                         toy_dir: Path) -> None:
+    run = tmp_path / "imdb"
+    assert main(tiny(toy_dir, run, tmp_path / "cache", "--limit", "60")) == 0
+    record = tmp_path / "precision.json"
+    argv = ["--run", str(run), "--data", str(toy_dir), "--record", str(record)]
+    done = subprocess.run([sys.executable, str(TOOLS / "appendix_web_precision.py"), *argv],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    recorded = json.loads(record.read_text())
+    assert recorded["command"] == ("python tools/records/appendix_web_precision.py --run runs/imdb "
+                                   f"--data $IMDB_DIR --record {record}")
+    assert recorded["command_as_run"] == command_record(
+        ["python", "tools/records/appendix_web_precision.py", *argv])["command_as_run"]
+    assert recorded["run_command"] == json.loads((run / "results.json").read_text())["command"]
+    assert recorded["test_reviews"] == 40  # the toy folder's test split

@@ -89,6 +89,7 @@ def test_a_benchmark_refuses_to_record_on_a_busy_machine(tmp_path: Path) -> None
     out = tmp_path / "kv.json"
     script = (f"import os, sys, runpy; os.getloadavg = lambda: (9.0, 9.0, 9.0); "
               f"sys.argv = ['gpt_kv_cache.py', '--lengths', '8', '--rounds', '1', '--json', {str(out)!r}]; "
+              f"sys.path.insert(0, {str(ROOT / 'benchmarks')!r}); "  # as `python benchmarks/...` does
               f"runpy.run_path({str(ROOT / 'benchmarks' / 'gpt_kv_cache.py')!r}, run_name='__main__')")
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 1 and not out.exists(), result.stderr[-2000:]

@@ -11,6 +11,16 @@
 # It runs with whatever python is first on PATH (PYTHON to override), importing the package
 # from src/, so it works in a bare image that has torch, tiktoken, regex, tqdm and pytest.
 set -uo pipefail
+if [ "$#" -gt 0 ]; then  # settings come from the environment; refused before anything is written
+    if [ "$*" = "--help" ] || [ "$*" = "-h" ]; then
+        sed -n '2,/^set /s/^# \{0,1\}//p' "$0"  # the comment above
+        echo "Settings (environment): OUT, IMDB_DIR, LIMIT, PRETRAIN_STEPS, GPT_STEPS, PYTHON."
+        exit 0
+    fi
+    echo "gpu_check.sh: error: unrecognized arguments: $* (it takes none: set OUT, IMDB_DIR, LIMIT," \
+        "PRETRAIN_STEPS, GPT_STEPS or PYTHON in the environment)" >&2
+    exit 2
+fi
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
 OUT=${OUT:-_build/gpu-check}

@@ -326,6 +326,10 @@ def main(argv: list[str] | None = None) -> int:
     checking.add_argument("--strict", action="store_true",
                           help="fail when a translated page has an untranslated or fuzzy message")
     args = parser.parse_args(argv)
+    if args.command == "update":
+        unknown = [name for name in args.start if name not in toc_docnames(ROOT)]
+        if unknown:  # refused before anything is extracted or written
+            parser.error(f"argument --start: not pages of the book (_toc.yml): {', '.join(unknown)}")
     try:
         if args.command == "build":
             return build(ROOT, args.language)

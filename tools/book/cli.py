@@ -81,6 +81,14 @@ from book.where import where
 from book.write import check, export
 
 
+def book_root(text: str) -> Path:
+    """An argparse type: the folder of a book, holding its `_toc.yml`."""
+    root = Path(text)
+    if not (root / "_toc.yml").is_file():
+        raise argparse.ArgumentTypeError(f"{text} is not the root of a book: it holds no _toc.yml")
+    return root
+
+
 def check_problems(root: Path, wanted: dict[Path, str] | None = None) -> list[str]:
     """Everything `--check` refuses besides a diff, each with the file (and line) to fix."""
     chapters = toc_chapters(root)
@@ -97,7 +105,7 @@ def new_chapter_command(argv: list[str]) -> int:
     parser.add_argument("slug", help="the file's name after the number: book/NN_<slug>.md")
     parser.add_argument("title", help="the chapter's title")
     parser.add_argument("--step", default="prediction", help="the step of the book's map it highlights")
-    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[2])
+    parser.add_argument("--root", type=book_root, default=Path(__file__).resolve().parents[2])
     args = parser.parse_args(argv)
     try:
         written = scaffold.new_chapter(args.root, args.number, args.slug, args.title, args.step)
@@ -135,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     mode.add_argument("--run-chapter", metavar="N",
                       help="run chapter N's code cells (its number, or its file) against the current package "
                            "and name the chapter line of a failing cell (`make chapter N=4`)")
-    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[2])
+    parser.add_argument("--root", type=book_root, default=Path(__file__).resolve().parents[2])
     args = parser.parse_args(argv)
     try:
         if args.where:

@@ -15,10 +15,28 @@ and other quantizations than float16.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-import tempfile
 from pathlib import Path
+
+from script_arguments import existing_folder, output_file, run_folder
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, checked: a train-imdb run, the data folder, `--record` writable."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--run", required=True, type=run_folder("train-imdb"),
+                        help="a train-imdb run folder")
+    parser.add_argument("--data", required=True, type=existing_folder, help="the IMDB folder")
+    parser.add_argument("--cache", type=Path, help="the token cache's folder")
+    parser.add_argument("--record", required=True, type=output_file, help="JSON file to write")
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":  # bad arguments are refused here, before the imports below (seconds)
+    ARGUMENTS = parse()
+
+import json
+import tempfile
 
 import numpy as np
 import onnxruntime as ort
@@ -27,6 +45,8 @@ from scratchformer.data.imdb import load_imdb
 from scratchformer.data.review_cache import encode_reviews
 from scratchformer.io.files import write_atomically
 from scratchformer.web.export import export_web
+
+from shown_command import tool_command
 
 
 def outputs(model: Path, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -39,13 +59,7 @@ def outputs(model: Path, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate([p for p, _ in parts]), np.concatenate([c for _, c in parts])
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--run", required=True, type=Path)
-    parser.add_argument("--data", required=True, type=Path)
-    parser.add_argument("--cache", type=Path)
-    parser.add_argument("--record", required=True, type=Path)
-    args = parser.parse_args(argv)
+def main(args: argparse.Namespace, argv: list[str]) -> int:
     test = load_imdb(args.data, ["test"])["test"]
     labels = np.array(test.labels)
     exports, ids = {}, None
@@ -64,8 +78,7 @@ def main(argv: list[str] | None = None) -> int:
                   (probabilities.argmax(1) == labels).mean(), flush=True)
     full, half = exports["float32"], exports["float16"]
     record = {
-        "command": ("python tools/records/appendix_web_precision.py --run runs/imdb_cpu --data $IMDB_DIR "
-                    "--record book/results/web_classifier_precision.json"),
+        **tool_command("appendix_web_precision.py", argv, str(args.record)),
         "checkpoint": full["manifest"]["checkpoint"],
         "run_command": full["manifest"].get("command"),
         "test_reviews": len(labels),
@@ -87,4 +100,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(ARGUMENTS, sys.argv[1:]))

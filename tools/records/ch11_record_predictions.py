@@ -14,9 +14,29 @@ exact only for them) and more than two classes.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
+
+from script_arguments import checkpoint, existing_folder, output_file, positive_int, refuse
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, checked: a train-imdb run or checkpoint, the data folder, a positive
+    count of errors, `--record` writable."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--checkpoint", required=True, type=checkpoint("train-imdb"),
+                        help="a train-imdb run folder or a .pt file")
+    parser.add_argument("--data", type=existing_folder, default=None,
+                        help="IMDB folder (default: $IMDB_DIR)")
+    parser.add_argument("--record", type=output_file, required=True, help="JSON file to write")
+    parser.add_argument("--errors", type=positive_int, default=6,
+                        help="test errors to record, the most confident first")
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":  # bad arguments are refused here, before torch is imported (seconds)
+    ARGUMENTS = parse()
+
+import json
 
 import torch
 
@@ -28,7 +48,8 @@ from scratchformer.io.files import write_atomically
 from scratchformer.io.fingerprint import file_sha256
 from scratchformer.measure.evaluation import token_contributions
 from scratchformer.runs.checkpoint import load_checkpoint, read_checkpoint
-from scratchformer.runs.folders import command_record
+
+from shown_command import tool_command
 
 REVIEWS = [
     "Bromwell High is a brilliantly conceived, executed and acted, but sadly overlooked sitcom. "
@@ -66,18 +87,16 @@ def explain(model: torch.nn.Module, ids: torch.Tensor) -> list[dict]:
     return rows
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--checkpoint", required=True, help="a run folder or a .pt file")
-    parser.add_argument("--data", default=None, help="IMDB folder (default: $IMDB_DIR)")
-    parser.add_argument("--record", type=Path, required=True, help="JSON file to write")
-    parser.add_argument("--errors", type=int, default=6, help="test errors to record")
-    args = parser.parse_args(argv)
-
-    checkpoint = Path(args.checkpoint)
-    path = checkpoint / "best.pt" if checkpoint.is_dir() else checkpoint
-    truncation = read_checkpoint(path)["truncation"]
+def main(args: argparse.Namespace, argv: list[str]) -> int:
+    path = args.checkpoint / "best.pt" if args.checkpoint.is_dir() else args.checkpoint
+    try:
+        truncation = read_checkpoint(path)["truncation"]
+    except ValueError as err:  # a file that is not a classifier's checkpoint
+        refuse(f"argument --checkpoint: {err}")
     model = load_checkpoint(path)
+    run_results = path.parent / "results.json"  # the run beside the checkpoint, if any
+    run_command = (json.loads(run_results.read_text(encoding="utf-8"))["command"]
+                   if run_results.is_file() else None)
     max_len = model.config.max_len
 
     hand_picked = torch.tensor([encode_review(t, max_len, truncation) for t in REVIEWS])
@@ -92,16 +111,17 @@ def main(argv: list[str] | None = None) -> int:
             losses.append(torch.nn.functional.cross_entropy(
                 logits, labels[start : start + 256], reduction="none"))
     loss = torch.cat(losses)  # (N,)
-    worst = torch.argsort(loss, descending=True)[: args.errors].tolist()
+    wrong = loss > torch.log(torch.tensor(2.0))  # the true label's probability is below 1/2
+    worst = [i for i in torch.argsort(loss, descending=True).tolist() if wrong[i]][: args.errors]
     errors = [
         {"index": i, "text": test.texts[i], "true_label": LABEL_NAMES[int(labels[i])],
          "loss": float(loss[i]), **row}
         for i, row in zip(worst, explain(model, ids[worst]))
     ]
     record = {
-        **command_record(["python", "tools/records/ch11_record_predictions.py", *sys.argv[1:]]),
+        **tool_command("ch11_record_predictions.py", argv, str(args.record)),
         "checkpoint_sha256": file_sha256(path),
-        "run": "book/results/imdb_cpu.json",
+        "run_command": run_command,
         "test_fingerprint": test.fingerprint(),
         "predictions": predictions,
         "largest_errors": errors,
@@ -113,4 +133,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(ARGUMENTS, sys.argv[1:]))

@@ -20,13 +20,50 @@ half-finished run (delete its folder and run again).
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
-import subprocess
 import sys
 from pathlib import Path
 
+from script_arguments import existing_folder, output_file
+
+ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_RECORD = ROOT / "book" / "results" / "imdb_cpu_ablations.json"
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, checked: the data folder; for `record`, the work folder's runs and a
+    writable `--record`."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("action", choices=["run", "record"])
+    parser.add_argument("--data", type=existing_folder, required=True, help="the IMDB folder")
+    parser.add_argument("--work", type=Path, required=True,
+                        help="the folder the runs are made in (and read from by `record`)")
+    parser.add_argument("--record", type=output_file, default=None,
+                        help=f"JSON file to write (default: {DEFAULT_RECORD.relative_to(ROOT)})")
+    args = parser.parse_args(argv)
+    if args.action == "record":
+        if not (args.work / "runs").is_dir():
+            parser.error(f"argument --work: {args.work} holds no runs/ folder: "
+                         "make the runs first with `run`")
+        if args.record is None:
+            try:
+                args.record = output_file(str(DEFAULT_RECORD))
+            except argparse.ArgumentTypeError as err:
+                parser.error(f"argument --record: {err}")
+    elif args.work.exists() and not args.work.is_dir():
+        parser.error(f"argument --work: {args.work} is a file, not a folder")
+    return args
+
+
+if __name__ == "__main__":  # bad arguments are refused here, before torch is imported (seconds)
+    ARGUMENTS = parse()
+
+import gzip
+import json
+import subprocess
+
 import torch
+
+from shown_command import tool_command
 
 SEEDS = (0, 1, 2)
 VARIANTS = {  # name -> extra arguments of train-imdb
@@ -35,7 +72,6 @@ VARIANTS = {  # name -> extra arguments of train-imdb
     "lower-cased": [],  # reads the lower-cased copy of the data
     "max_len=512": ["--set", "max_len=512"],
 }
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def lower_cased_copy(data: Path, work: Path) -> Path:
@@ -116,7 +152,7 @@ def preset_outputs(splits: dict, run: dict, folder: Path, cache: Path,
     }
 
 
-def record(args: argparse.Namespace) -> None:
+def record(args: argparse.Namespace, argv: list[str]) -> None:
     from scratchformer.data.imdb import load_imdb
     from scratchformer.io.files import write_atomically
 
@@ -139,9 +175,9 @@ def record(args: argparse.Namespace) -> None:
                                     f"preset_seed{seed}", args.work / "cache", baselines)
                for seed in runs["preset"]}
     text = json.dumps({
-        "command": ("python tools/records/ch11_why_it_loses.py run --data $IMDB_DIR --work runs/why && "
-                    "python tools/records/ch11_why_it_loses.py record --data $IMDB_DIR --work runs/why "
-                    "--record book/results/imdb_cpu_ablations.json"),
+        "command": (tool_command("ch11_why_it_loses.py",  # the step that made the runs
+                                 ["run", "--data", str(args.data), "--work", str(args.work)])["command"]
+                    + " && " + tool_command("ch11_why_it_loses.py", argv, str(args.record))["command"]),
         "variants": {name: VARIANTS[name] for name in VARIANTS},
         "runs": runs,
         "train_labels": splits["train"].labels,
@@ -152,17 +188,13 @@ def record(args: argparse.Namespace) -> None:
     print(f"wrote {args.record}")
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("action", choices=["run", "record"])
-    parser.add_argument("--data", type=Path, required=True)
-    parser.add_argument("--work", type=Path, required=True)
-    parser.add_argument("--record", type=Path,
-                        default=ROOT / "book" / "results" / "imdb_cpu_ablations.json")
-    args = parser.parse_args(argv)
-    (run if args.action == "run" else record)(args)
+def main(args: argparse.Namespace, argv: list[str]) -> int:
+    if args.action == "run":
+        run(args)
+    else:
+        record(args, argv)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(ARGUMENTS, sys.argv[1:]))

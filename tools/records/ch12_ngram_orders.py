@@ -17,12 +17,31 @@ What this deliberately does not handle: runs with --limit or --init, and orders 
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
+
+from script_arguments import existing_folder, output_file, run_folder
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, checked: the data folder, train-gpt runs, `--record` writable."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", type=existing_folder, required=True, help="the IMDB folder")
+    parser.add_argument("--cache", type=Path, required=True, help="the token cache's folder")
+    parser.add_argument("--run", type=run_folder("train-gpt", files=("tokenizer.json",)),
+                        action="append", required=True,
+                        help="a train-gpt run folder (its best.pt, if present, is scored too)")
+    parser.add_argument("--record", type=output_file, required=True, help="JSON file to write")
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":  # bad arguments are refused here, before torch is imported (seconds)
+    ARGUMENTS = parse()
+
 import json
 import random
 import shlex
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -37,6 +56,8 @@ from scratchformer.models.gpt import document_nll
 from scratchformer.tokenize.bpe import BPETokenizer
 from scratchformer.tokenize.gpt2_files import END_OF_TEXT
 from scratchformer.train.gpt import load_gpt
+
+from shown_command import tool_command
 
 ORDERS = (2, 3, 4)
 RESAMPLES = 2_000
@@ -108,26 +129,18 @@ def score_run(folder: Path, data: dict, unlabeled: list[str], cache: Path) -> di
             "models": models, "seconds": time.perf_counter() - started}
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data", type=Path, required=True)
-    parser.add_argument("--cache", type=Path, required=True)
-    parser.add_argument("--run", type=Path, action="append", required=True)
-    parser.add_argument("--record", type=Path, required=True)
-    args = parser.parse_args(argv)
+def main(args: argparse.Namespace, argv: list[str]) -> int:
     data = load_imdb(args.data)
     unlabeled = load_unlabeled(args.data)
     runs = {}
     for folder in args.run:
         runs[folder.name] = score_run(folder, data, unlabeled, args.cache)
         print(folder.name, json.dumps(runs[folder.name]["models"], indent=1), flush=True)
-    command = ("python tools/records/ch12_ngram_orders.py --data $IMDB_DIR --cache runs/cache "
-               + " ".join(f"--run runs/{name}" for name in runs)
-               + " --record book/results/gpt_ngrams.json")
-    text = json.dumps({"command": command, "resamples": RESAMPLES, "runs": runs}, indent=1)
+    text = json.dumps({**tool_command("ch12_ngram_orders.py", argv, str(args.record)),
+                       "resamples": RESAMPLES, "runs": runs}, indent=1)
     write_atomically(args.record, lambda file: file.write(text.encode()))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(ARGUMENTS, sys.argv[1:]))

@@ -16,10 +16,29 @@ token.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
+
+from script_arguments import existing_folder, output_file, positive_int, refuse, run_folder
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, checked: the data folder, a train-gpt run, a positive count of
+    reviews, `--record` writable."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", required=True, type=existing_folder, help="the IMDB folder")
+    parser.add_argument("--run", required=True, type=run_folder("train-gpt", ("best.pt", "tokenizer.json")),
+                        help="a train-gpt run folder")
+    parser.add_argument("--reviews", type=positive_int, default=500,
+                        help="test reviews to score, at most the test split's")
+    parser.add_argument("--record", required=True, type=output_file, help="JSON file to write")
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":  # bad arguments are refused here, before torch is imported (seconds)
+    ARGUMENTS = parse()
+
+import json
 import time
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -33,22 +52,18 @@ from scratchformer.models.gpt import document_nll
 from scratchformer.tokenize.bpe import BPETokenizer
 from scratchformer.train.gpt import load_gpt
 
-from shown_command import tool_command  # noqa: E402 (a sibling tool)
+from shown_command import tool_command
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", required=True, help="the IMDB folder")
-    parser.add_argument("--run", required=True, type=Path, help="a train-gpt run folder")
-    parser.add_argument("--reviews", type=int, default=500)
-    parser.add_argument("--record", required=True, type=Path, help="JSON file to write")
-    args = parser.parse_args(argv)
+def main(args: argparse.Namespace, argv: list[str]) -> int:
     started = time.perf_counter()
     torch.set_num_threads(1)
     model = load_gpt(args.run)
     tokenizer = BPETokenizer.load(args.run / "tokenizer.json")
     sentiment_ids = special_ids(tokenizer)
     test = load_imdb(args.data)["test"]
+    if args.reviews > len(test):
+        refuse(f"argument --reviews: {args.reviews} is more than the {len(test):,} test reviews")
     chosen = np.random.default_rng(0).permutation(len(test.texts))[: args.reviews]
     keep = model.config.context_length - 1
     differences, lengths = [], []
@@ -62,8 +77,7 @@ def main(argv: list[str] | None = None) -> int:
             loss[name] = total / count
         differences.append(loss["flipped"] - loss["true"])
         lengths.append(len(text_ids))
-    shown = tool_command("ch12_sentiment_token.py", sys.argv[1:] if argv is None else argv,
-                         str(args.record))
+    shown = tool_command("ch12_sentiment_token.py", argv, str(args.record))
     record = {**shown,
               "checkpoint_sha256": file_sha256(args.run / "best.pt"),
               "reviews": len(differences), "review_indices": chosen.tolist(),
@@ -78,4 +92,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(ARGUMENTS, sys.argv[1:]))

@@ -15,8 +15,28 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
+
+from script_arguments import output_file, pretrain_objective, run_folder
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, checked: an ELECTRA pretrain run, `--record` writable."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--run", required=True, type=run_folder("pretrain", ("tokenizer.json",)),
+                        help="a pretrain run folder")
+    parser.add_argument("--record", required=True, type=output_file, help="JSON file to write")
+    args = parser.parse_args(argv)
+    objective = pretrain_objective(args.run)
+    if objective != "electra":
+        parser.error(f"argument --run: {args.run} is a {objective} run, not an ELECTRA run")
+    return args
+
+
+if __name__ == "__main__":  # bad arguments are refused here, before torch is imported (seconds)
+    ARGUMENTS = parse()
+
+import math
 from pathlib import Path
 
 import torch
@@ -28,8 +48,8 @@ from scratchformer.tokenize.bpe import BPETokenizer
 from scratchformer.train.pretrain import (PretrainConfig, build_pretrainer,
                                           read_pretraining)
 
-from ch13_record_pretraining import held_out_masked, snapshot_seconds  # noqa: E402 (a sibling tool)
-from shown_command import tool_command  # noqa: E402
+from ch13_record_pretraining import held_out_masked, snapshot_seconds  # a sibling tool
+from shown_command import tool_command
 
 
 @torch.no_grad()
@@ -51,15 +71,8 @@ def snapshot_losses(snapshot: Path, masked: list[tuple[torch.Tensor, ...]]) -> d
                                   + (1 - replaced_share) * math.log(1 - replaced_share))}
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--run", required=True, type=Path, help="a pretrain run folder")
-    parser.add_argument("--record", required=True, type=Path, help="JSON file to write")
-    args = parser.parse_args(argv)
+def main(args: argparse.Namespace, argv: list[str]) -> int:
     results = json.loads((args.run / "results.json").read_text())
-    if results["settings"]["objective"] != "electra":
-        raise SystemExit(f"{args.run} is a {results['settings']['objective']} run, "
-                         "not an ELECTRA run")
     tokenizer = BPETokenizer.load(args.run / "tokenizer.json")
     masked, unigram = held_out_masked(args.run, tokenizer,
                                       window=results["settings"]["window"])
@@ -69,8 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         step = read_pretraining(path)["training"]["step"]
         snapshots[str(step)] = snapshot_losses(path, masked)
         print(step, json.dumps(snapshots[str(step)]), flush=True)
-    record = {**tool_command("ch13_electra_losses.py", sys.argv[1:] if argv is None else argv,
-                             str(args.record)),
+    record = {**tool_command("ch13_electra_losses.py", argv, str(args.record)),
               "run": {key: results[key] for key in (
                   "command", "command_as_run", "model_config", "settings", "parameters",
                   "hardware", "seconds", "history")},
@@ -84,4 +96,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(ARGUMENTS, sys.argv[1:]))

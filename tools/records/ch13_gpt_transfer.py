@@ -17,13 +17,76 @@ order). The test split is read once per run, after the best validation weights a
 """
 
 import argparse
+import os
+import sys
+from pathlib import Path
+
+from script_arguments import (device, existing_folder, non_negative_int, output_file,
+                              output_file_in_new_folder, positive_float, positive_int,
+                              run_folder, seed_int)
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, checked: runs and folders of the right kind, counts positive,
+    a present device, output files writable."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    one = commands.add_parser("run", help="fine-tune once and write a results file")
+    one.add_argument("--gpt", required=True,
+                     type=run_folder("train-gpt", ("best.pt", "tokenizer.json"), results_optional=True),
+                     help="a train-gpt run folder (or a folder holding one of its snapshots as "
+                          "best.pt, with its tokenizer.json)")
+    one.add_argument("--scratch", action="store_true",
+                     help="the same model with fresh weights (the GPT's tokenizer still)")
+    one.add_argument("--labels", type=non_negative_int, default=0, help="labelled reviews (0: all)")
+    one.add_argument("--seed", type=seed_int, default=0)
+    one.add_argument("--lr", type=positive_float, default=1e-3)
+    one.add_argument("--val-reviews", type=positive_int, default=2_500,
+                     help="training reviews held out to validate on (the first of a fixed "
+                          "shuffle)")
+    one.add_argument("--max-len", type=positive_int, default=256,
+                     help="ids per review, at most the GPT's context (default: 256)")
+    one.add_argument("--epochs", type=positive_int, default=1)
+    one.add_argument("--evals-per-epoch", type=positive_int, default=1)
+    one.add_argument("--patience", type=non_negative_int, default=0)
+    one.add_argument("--max-seconds", type=positive_float, default=float("inf"))
+    one.add_argument("--no-test", action="store_true",
+                     help="choosing settings: validation only, the test split unread")
+    one.add_argument("--threads", type=positive_int, default=1)
+    one.add_argument("--device", type=device, default="cpu", help="cpu, cuda or cuda:N")
+    one.add_argument("--data", type=existing_folder, default=os.environ.get("IMDB_DIR"),
+                     help="the IMDB folder (default: $IMDB_DIR)")
+    one.add_argument("--cache", type=Path, default=Path("runs/cache"))
+    one.add_argument("--out", required=True, type=output_file_in_new_folder,
+                     help="the results file to write (its folders are created)")
+    many = commands.add_parser("record", help="gather the runs into one results file")
+    many.add_argument("--runs", required=True, type=existing_folder,
+                      help="the folder of `run`'s results files")
+    many.add_argument("--gpt", nargs="+", required=True,
+                      type=run_folder("train-gpt", ("best.pt", "tokenizer.json")))
+    many.add_argument("--record", required=True, type=output_file)
+    many.add_argument("--selection", type=existing_folder,
+                      help="the runs (--no-test) that chose the settings")
+    many.add_argument("--partial", type=existing_folder,
+                      help="fine-tunings of the GPTs' snapshots taken along the way, each "
+                           "compared with from scratch on as many labels")
+    many.add_argument("--data", type=existing_folder, default=os.environ.get("IMDB_DIR"),
+                      help="the IMDB folder (default: $IMDB_DIR)")
+    many.add_argument("--context-reviews", type=positive_int, default=300,
+                      help="test reviews the loss by context is measured on")
+    args = parser.parse_args(argv)
+    if args.command == "record" and not any(args.runs.glob("*.json")):
+        parser.error(f"argument --runs: {args.runs} holds no results file of `run` (*.json)")
+    return args
+
+
+if __name__ == "__main__":  # bad arguments are refused here, before torch is imported (seconds)
+    ARGUMENTS = parse()
+
 import hashlib
 import json
-import os
 import statistics
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -41,7 +104,7 @@ from scratchformer.train.gpt import load_gpt, read_gpt_checkpoint
 from scratchformer.train.transfer import (GPTClassifier, classification_accuracy,
                                           encode_for_gpt, fine_tune)
 
-from shown_command import tool_command  # noqa: E402 (a sibling tool)
+from shown_command import tool_command
 
 CONTEXTS = (1, 2, 4, 16, 64, 256)  # tokens of context the loss is measured with
 
@@ -62,7 +125,7 @@ def encoded(tokenizer_file: Path, texts: list[str], max_len: int, cache: Path) -
     return torch.from_numpy(arrays["ids"]), torch.from_numpy(arrays["lengths"])
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, argv: list[str]) -> int:
     started = time.perf_counter()
     load_start = one_minute_load()
     torch.set_num_threads(args.threads)
@@ -101,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
                                                 test_labels.to(device))
     best = max(history, key=lambda r: r["val_accuracy"])
     record = {
-        **command_record(["python", "tools/records/ch13_gpt_transfer.py", *sys.argv[1:]]),
+        **command_record(["python", "tools/records/ch13_gpt_transfer.py", *argv]),
         "init": "scratch" if args.scratch else "pretrained", "labels": len(fit),
         "seed": args.seed, "lr": args.lr, "epochs": args.epochs, "max_len": max_len,
         "gpt": {"checkpoint_sha256": file_sha256(gpt_run / "best.pt"),
@@ -153,7 +216,7 @@ def paired(a: list[dict], b: list[dict]) -> dict:
     return {"mean": statistics.fmean(differences), "se": se, "seeds": len(differences)}
 
 
-def record(args: argparse.Namespace) -> int:
+def record(args: argparse.Namespace, argv: list[str]) -> int:
     heldout = load_imdb(args.data)["test"].texts[: args.context_reviews]
     pretraining = {}
     for folder in map(Path, args.gpt):
@@ -202,7 +265,7 @@ def record(args: argparse.Namespace) -> int:
                  for r in (json.loads(p.read_text())
                            for p in sorted(Path(args.selection).glob("*.json")))
                  ] if args.selection else []
-    command = tool_command("ch13_gpt_transfer.py", sys.argv[1:], args.record)["command"]
+    command = tool_command("ch13_gpt_transfer.py", argv, str(args.record))["command"]
     out = {"command": command, "pretraining": pretraining,
            "pretraining_train_seconds": pretrain_seconds, "selection": selection,
            "fine_tuning": runs, "comparisons": comparisons,
@@ -213,45 +276,9 @@ def record(args: argparse.Namespace) -> int:
     return 0
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    commands = parser.add_subparsers(dest="command", required=True)
-    one = commands.add_parser("run", help="fine-tune once and write a results file")
-    one.add_argument("--gpt", required=True, help="a train-gpt run folder")
-    one.add_argument("--scratch", action="store_true",
-                     help="the same model with fresh weights (the GPT's tokenizer still)")
-    one.add_argument("--labels", type=int, default=0, help="labelled reviews (0: all)")
-    one.add_argument("--seed", type=int, default=0)
-    one.add_argument("--lr", type=float, default=1e-3)
-    one.add_argument("--val-reviews", type=int, default=2_500,
-                     help="training reviews held out to validate on (the first of a fixed "
-                          "shuffle)")
-    one.add_argument("--max-len", type=int, default=256,
-                     help="ids per review, at most the GPT's context (default: 256)")
-    one.add_argument("--epochs", type=int, default=1)
-    one.add_argument("--evals-per-epoch", type=int, default=1)
-    one.add_argument("--patience", type=int, default=0)
-    one.add_argument("--max-seconds", type=float, default=float("inf"))
-    one.add_argument("--no-test", action="store_true",
-                     help="choosing settings: validation only, the test split unread")
-    one.add_argument("--threads", type=int, default=1)
-    one.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
-    one.add_argument("--data", default=os.environ.get("IMDB_DIR"))
-    one.add_argument("--cache", type=Path, default=Path("runs/cache"))
-    one.add_argument("--out", required=True)
-    many = commands.add_parser("record", help="gather the runs into one results file")
-    many.add_argument("--runs", required=True)
-    many.add_argument("--gpt", nargs="+", required=True)
-    many.add_argument("--record", required=True)
-    many.add_argument("--selection", help="the runs (--no-test) that chose the settings")
-    many.add_argument("--partial", help="fine-tunings of the GPTs' snapshots taken along "
-                      "the way, each compared with from scratch on as many labels")
-    many.add_argument("--data", default=os.environ.get("IMDB_DIR"))
-    many.add_argument("--context-reviews", type=int, default=300,
-                      help="test reviews the loss by context is measured on")
-    args = parser.parse_args()
-    return run(args) if args.command == "run" else record(args)
+def main(args: argparse.Namespace, argv: list[str]) -> int:
+    return run(args, argv) if args.command == "run" else record(args, argv)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(ARGUMENTS, sys.argv[1:]))

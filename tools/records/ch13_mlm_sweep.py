@@ -14,23 +14,41 @@ held-out windows (each run's own `val.npy` is read; the recipes here share them)
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
+
+from script_arguments import existing_folder, output_file, pretrain_objective
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, checked: a folder holding masked-LM pretrain runs, `--record`
+    writable. `args.sweep` lists the runs' folders."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", required=True, type=existing_folder, help="one sub-folder per run")
+    parser.add_argument("--record", required=True, type=output_file, help="JSON file to write")
+    args = parser.parse_args(argv)
+    args.sweep = [folder for folder in sorted(p for p in args.runs.iterdir() if p.is_dir())
+                  if pretrain_objective(folder) == "mlm"]
+    if not args.sweep:
+        parser.error(f"argument --runs: {args.runs} holds no finished masked-LM pretrain run "
+                     "(one sub-folder with its results.json per run)")
+    return args
+
+
+if __name__ == "__main__":  # bad arguments are refused here, before torch is imported (seconds)
+    ARGUMENTS = parse()
+
+import json
 
 from scratchformer.io.files import write_atomically
 from scratchformer.tokenize.bpe import BPETokenizer
 
-from ch13_record_pretraining import loss_by_position  # noqa: E402 (a sibling tool)
+from ch13_record_pretraining import loss_by_position  # a sibling tool
+from shown_command import tool_command
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", required=True, type=Path, help="one sub-folder per run")
-    parser.add_argument("--record", required=True, type=Path, help="JSON file to write")
-    args = parser.parse_args(argv)
+def main(args: argparse.Namespace, argv: list[str]) -> int:
     runs = {}
-    for folder in sorted(p for p in args.runs.iterdir() if (p / "results.json").is_file()):
+    for folder in args.sweep:
         results = json.loads((folder / "results.json").read_text())
         tokenizer = BPETokenizer.load(folder / "tokenizer.json")
         runs[folder.name] = {
@@ -39,14 +57,15 @@ def main(argv: list[str] | None = None) -> int:
             "model_config": results["model_config"],
             "seconds": results["seconds"],
             "history": results["history"],
-            "loss_by_position": loss_by_position(folder, tokenizer),
+            "loss_by_position": loss_by_position(folder, tokenizer,
+                                                 window=results["settings"]["window"]),
         }
         print(folder.name, json.dumps(runs[folder.name]["loss_by_position"]), flush=True)
-    text = json.dumps({"command": "python tools/records/ch13_mlm_sweep.py --runs runs/sweep --record "
-                       "book/results/pretrain_sweep_cpu.json", "runs": runs}, indent=1)
+    text = json.dumps({**tool_command("ch13_mlm_sweep.py", argv, str(args.record)), "runs": runs},
+                      indent=1)
     write_atomically(args.record, lambda file: file.write(text.encode()))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(ARGUMENTS, sys.argv[1:]))

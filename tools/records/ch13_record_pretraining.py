@@ -19,10 +19,33 @@ What this deliberately does not handle: runs made under `torchrun` on several ma
 from __future__ import annotations
 
 import argparse
-import json
-import re
 import sys
 from pathlib import Path
+
+from script_arguments import existing_folder, output_file, run_folder
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, checked: a folder holding the `mlm/` and `electra/` pretrain runs,
+    `--record` writable."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", required=True, type=existing_folder, help="the folder of runs")
+    parser.add_argument("--record", required=True, type=output_file, help="JSON file to write")
+    args = parser.parse_args(argv)
+    pretrain_run = run_folder("pretrain", ("tokenizer.json",))
+    for objective in ("mlm", "electra"):
+        try:
+            pretrain_run(str(args.runs / objective))
+        except argparse.ArgumentTypeError as err:
+            parser.error(f"argument --runs: {err}")
+    return args
+
+
+if __name__ == "__main__":  # bad arguments are refused here, before torch is imported (seconds)
+    ARGUMENTS = parse()
+
+import json
+import re
 
 import numpy as np
 import torch
@@ -34,9 +57,10 @@ from scratchformer.models.bert import BertConfig
 from scratchformer.models.pretraining import (IGNORED, BertForMaskedLM,
                                               PretrainingWindows, bert_special_ids,
                                               mask_tokens)
-from scratchformer.runs.folders import command_record
 from scratchformer.tokenize.bpe import BPETokenizer
 from scratchformer.train.pretrain import PretrainConfig, read_pretraining
+
+from shown_command import tool_command
 
 # Sentences with one word hidden ("___"), written for this record: none is from IMDB.
 SENTENCES = [
@@ -81,12 +105,14 @@ def held_out_masked(folder: Path, tokenizer: BPETokenizer, batches: int = 16,
     return masked, unigram
 
 
-def loss_by_position(folder: Path, tokenizer: BPETokenizer, batches: int = 16) -> dict:
-    """Each MLM snapshot's mean loss on held-out windows at the chosen positions showing
-    `[MASK]`, a random token or their own token; and the loss of token frequencies alone
-    (counted over the training stream, add-one smoothed) at the same positions."""
+def loss_by_position(folder: Path, tokenizer: BPETokenizer, batches: int = 16,
+                     window: int = 256) -> dict:
+    """Each MLM snapshot's mean loss on held-out windows of `window` tokens (the run's own)
+    at the chosen positions showing `[MASK]`, a random token or their own token; and the loss
+    of token frequencies alone (counted over the training stream, add-one smoothed) at the
+    same positions."""
     _, mask_id = bert_special_ids(tokenizer)
-    masked, unigram = held_out_masked(folder, tokenizer, batches)
+    masked, unigram = held_out_masked(folder, tokenizer, batches, window)
     kinds = {"[MASK]": lambda i, o: i == mask_id, "own token": lambda i, o: i == o,
              "random token": lambda i, o: (i != mask_id) & (i != o)}
     result: dict = {"frequencies alone": {}, "snapshots": {}}
@@ -130,13 +156,8 @@ def top_predictions(snapshot: Path, tokenizer: BPETokenizer, k: int = 5) -> list
     return rows
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", required=True, type=Path, help="the folder of runs")
-    parser.add_argument("--record", required=True, type=Path, help="JSON file to write")
-    args = parser.parse_args(argv)
-    record: dict = {**command_record(["python", "tools/records/ch13_record_pretraining.py",
-                                      *(sys.argv[1:] if argv is None else argv)]),
+def main(args: argparse.Namespace, argv: list[str]) -> int:
+    record: dict = {**tool_command("ch13_record_pretraining.py", argv, str(args.record)),
                     "commands": [], "commands_as_run": [], "pretraining": {}, "fine_tuning": []}
     for objective in ("mlm", "electra"):
         folder = args.runs / objective
@@ -178,7 +199,8 @@ def main(argv: list[str] | None = None) -> int:
         "after": top_predictions(mlm / f"snapshot-{last:07d}.pt", tokenizer),
         "after_step": last,
     }
-    record["loss_by_position"] = loss_by_position(mlm, tokenizer)
+    record["loss_by_position"] = loss_by_position(
+        mlm, tokenizer, window=record["pretraining"]["mlm"]["settings"]["window"])
     text = json.dumps(record, indent=1) + "\n"
     write_atomically(args.record, lambda handle: handle.write(text.encode()))
     print(f"wrote {args.record}: {len(record['fine_tuning'])} fine-tuning runs")
@@ -186,4 +208,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(ARGUMENTS, sys.argv[1:]))

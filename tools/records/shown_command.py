@@ -1,5 +1,6 @@
 """The command a record of `book/results/` shows: as a reader types it at the repository's
-root (`command_record` of the package, and the record's own path made relative to the root).
+root (`command_record` of the package, the record's own path made relative to the root, and
+the run folders the tools read shown under `runs/` as the package shows its own paths).
 
 What this deliberately does not handle: records written outside the repository (their
 path is shown as given).
@@ -9,16 +10,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scratchformer.runs.folders import command_record
+from scratchformer.runs.folders import command_record, reader_command, reader_path
 
 ROOT = Path(__file__).resolve().parents[2]
+RUN_OPTIONS = ("--run", "--gpt", "--work", "--selection", "--partial")  # the tools' run folders
 
 
-def tool_command(script: str, argv: list[str], record: str) -> dict[str, str]:
-    """`command_record` of `python tools/records/<script> <argv>`, where `record` (one of `argv`)
-    is shown relative to the repository's root if it lies inside it."""
+def tool_command(script: str, argv: list[str], record: str | None = None) -> dict[str, str]:
+    """`command_record` of `python tools/records/<script> <argv>`, where `record` (where it is
+    one of `argv`, not a default) is shown relative to the repository's root if it lies inside
+    it, and the folders given to `RUN_OPTIONS` as `reader_path` shows a run's folder."""
     words = ["python", f"tools/records/{script}", *argv]
-    path = Path(record).resolve()
-    if path.is_relative_to(ROOT):
-        words[words.index(record)] = str(path.relative_to(ROOT))
-    return command_record(words)
+    if record is not None and record in words and Path(record).resolve().is_relative_to(ROOT):
+        words[words.index(record)] = str(Path(record).resolve().relative_to(ROOT))
+    shown, option = [], ""
+    for word in words:
+        if word.startswith("-"):
+            option = word
+        elif option in RUN_OPTIONS:  # each value of the option: --gpt takes several
+            word = reader_path(option, word)
+        shown.append(word)
+    return {**command_record(words), "command": reader_command(shown)}

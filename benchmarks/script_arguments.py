@@ -1,0 +1,1 @@
+../tools/records/script_arguments.py
