@@ -359,7 +359,7 @@ def test_a_full_disk_is_named(tmp_path: Path, data_dir: Path, cache_dir: Path) -
     result = subprocess.run([sys.executable, str(wrapper), *tiny(data_dir, out, cache_dir)], capture_output=True,
                             text=True, timeout=600)
     refused(result, f"could not write {out / 'best.pt'}: is the disk full?", "inline_container")
-    assert sorted(os.listdir(out)) == [], "no temporary file and no lock left behind"
+    assert not out.exists(), "no temporary file, no lock and no empty folder left behind"
 
 
 # --- checkpoints -----------------------------------------------------------------------------------
