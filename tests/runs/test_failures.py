@@ -1,4 +1,5 @@
-"""Chapter 10: runs never lose or fake a result; bad data, inputs and checkpoints get messages.
+"""Chapter 11 and the appendix "Running it for real" ("Failing safely"): runs never lose or fake
+a result; bad data, inputs and checkpoints get messages.
 
 Each test makes its own tiny data. The command's logic (what it writes, refuses and says) is
 run through its `main` in this process (`command_line.cli`); what only a process shows (reading

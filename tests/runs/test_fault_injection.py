@@ -1,4 +1,5 @@
-"""Chapter 10: a training run killed or interrupted anywhere, even mid-save, resumes exactly.
+"""The appendix "Running it for real" ("Failing safely"): a training run killed or interrupted
+anywhere, even mid-save, resumes exactly.
 
 A wrapper script, written by the test, runs the real command line with one function
 wrapped so that the run pauses at a chosen point and says so in a marker file; the test
