@@ -99,8 +99,8 @@ test: check mathjax browser
 
 # The quick loop: everything but the book builds, the browser test and the tests marked slow
 # (an exhaustive Unicode scan, interrupted training runs, a wheel in a fresh venv, notebook round
-# trips), which `make test` runs; in TEST_WORKERS processes (pytest-xdist). About 10½ minutes
-# of CPU, so over 5 minutes on two idle cores (see README, "Timings"); it prints its wall time.
+# trips), which `make test` runs; in TEST_WORKERS processes (pytest-xdist). About 5 minutes of
+# CPU, so about 2½ minutes on two idle cores (see README, "Timings"); it prints its wall time.
 TEST_WORKERS ?= 2
 test-fast: check
 	@start=$$(date +%s); \
