@@ -29,7 +29,7 @@ node_modules/mathjax/package.json: package.json
 	touch $@
 
 # Headless Chromium, its driver and a CJK font (the book's Chinese examples) for
-# tests/test_browser.py, from Debian's packages. Best
+# tests/browser/test_browser.py, from Debian's packages. Best
 # effort: without root or a package source the browser test skips and says why. .ci/run
 # installs them unconditionally.
 browser:
@@ -37,9 +37,9 @@ browser:
 		echo "chromium: $$(command -v chromium), chromedriver: $$(command -v chromedriver)"; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 		(apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(BROWSER_PACKAGES)) \
-			|| echo "could not install chromium; tests/test_browser.py will skip"; \
+			|| echo "could not install chromium; tests/browser/test_browser.py will skip"; \
 	else \
-		echo "chromium not installed (needs root and apt-get); tests/test_browser.py will skip"; \
+		echo "chromium not installed (needs root and apt-get); tests/browser/test_browser.py will skip"; \
 	fi
 
 # The one step that goes online: IMDB from the HuggingFace hub into the datasets cache, where
@@ -99,8 +99,8 @@ test: check mathjax browser
 
 # The quick loop: everything but the book builds, the browser test and the tests marked slow
 # (an exhaustive Unicode scan, interrupted training runs, a wheel in a fresh venv, notebook round
-# trips), which `make test` runs; in TEST_WORKERS processes (pytest-xdist). About 10½ minutes
-# of CPU, so over 5 minutes on two idle cores (see README, "Timings"); it prints its wall time.
+# trips), which `make test` runs; in TEST_WORKERS processes (pytest-xdist). About 5 minutes of
+# CPU, so about 2½ minutes on two idle cores (see README, "Timings"); it prints its wall time.
 TEST_WORKERS ?= 2
 test-fast: check
 	@start=$$(date +%s); \

@@ -24,6 +24,12 @@ import torch  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# Test modules whose helpers other folders' tests import (toy data, tiny runs, scratch books, the
+# command-line runner): importable by name from anywhere under tests/, whichever file runs first.
+for folder in ("book", "package/models", "runs"):
+    if str(ROOT / "tests" / folder) not in sys.path:
+        sys.path.insert(0, str(ROOT / "tests" / folder))
+
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A test that needs the built book is a `book` test, so `-m "not book"` (make test-fast) skips it."""

@@ -41,8 +41,9 @@ status=0
 } 2>&1 | tee "$OUT/summary.txt"
 
 echo "== CUDA tests" | tee -a "$OUT/summary.txt"
-# The numeric test files only: the book and browser tests need the full toolchain, not a GPU.
-numeric=$(ls tests/test_*.py | grep -v -e test_book -e test_browser -e test_export -e test_package)
+# The package's and the runs' tests only: the book and browser tests need the full toolchain, not
+# a GPU, and tests/package/test_package.py builds a wheel.
+numeric=$(find tests/package tests/runs -name 'test_*.py' ! -name test_package.py | sort)
 "$PYTHON" -m pytest -q -ra -k cuda -p no:cacheprovider $numeric 2>&1 | tee "$OUT/tests.txt" | tail -n 5 \
     | tee -a "$OUT/summary.txt" || status=1
 

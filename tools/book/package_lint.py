@@ -77,7 +77,7 @@ for module, name, where in released:
                         "it in NAME_MOVES under the old module with its new one; if it was renamed or removed, "
                         "keep the old name in _compat.py (as attention_mask is kept), list it in NAME_MOVES and "
                         "say what replaces it in REPLACED_BY; then name the move in README's changelog "
-                        "(tests/test_moved_names.py checks each of these)")
+                        "(tests/package/test_moved_names.py checks each of these)")
 print(json.dumps(problems))
 """
 

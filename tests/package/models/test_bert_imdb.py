@@ -1,4 +1,5 @@
-"""Chapter 10: IMDB loading and encoding, the BERT classifier, training, checkpoints, CLI, DDP.
+"""Chapter 10's BERT classifier; chapter 11's training and checkpoints; the appendix "Running it
+for real": IMDB loading and encoding, the command line, DDP.
 
 Everything here runs on tiny reviews the tests write themselves; nothing needs IMDB or a network.
 """

@@ -1,4 +1,5 @@
-"""The exported models (`scratchformer.web.export`) compute what the package computes.
+"""The appendix "Running the models in the browser": the exported models
+(`scratchformer.web.export`) compute what the package computes.
 
 Small models, made here, are exported and run with ONNX Runtime: the classifier's
 probabilities and per-token contributions within 1e-4 of the package's on 200 reviews, its

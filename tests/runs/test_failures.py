@@ -1,7 +1,10 @@
-"""Chapter 10: runs never lose or fake a result; bad data, inputs and checkpoints get messages.
+"""Chapter 11 and the appendix "Running it for real" ("Failing safely"): runs never lose or fake
+a result; bad data, inputs and checkpoints get messages.
 
-Each test makes its own tiny data; the command line is run as a user runs it, through the
-installed `scratchformer` console script in a subprocess.
+Each test makes its own tiny data. The command's logic (what it writes, refuses and says) is
+run through its `main` in this process (`command_line.cli`); what only a process shows (reading
+a real stdin, a memory limit, a full disk faked in a wrapper script) runs the installed
+`scratchformer` console script or a wrapper in a subprocess.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from scratchformer.data.imdb import ReviewSplit, load_imdb
 from scratchformer.data.review_cache import encode_reviews, review_tokens
 from scratchformer.models.bert import BertForSequenceClassification
 from scratchformer.tokenize.bpe import BPETokenizer
+from command_line import cli, installed_cli, refused
 from test_bert_imdb import tiny_config, toy_loaders, toy_reviews, write_jsonl
 
 # --- data -------------------------------------------------------------------------------------
@@ -98,25 +102,7 @@ def test_a_million_spaces_do_not_crash_the_tokenizer(tmp_path: Path) -> None:
 
 # --- the command line, run as a user runs it ----------------------------------------------------
 
-SCRIPT = Path(sys.executable).with_name("scratchformer")
 NO_NAN = {"parse_constant": lambda name: pytest.fail(f"results.json holds {name}: not strict JSON")}
-
-
-def cli(*args: str, stdin: str | None = None, env: dict | None = None, timeout: float = 600,
-        **options: object) -> subprocess.CompletedProcess:
-    """Run the installed `scratchformer` command; its output and exit status."""
-    if not SCRIPT.exists():
-        pytest.skip("the scratchformer console script is not installed here (pip install -e .)")
-    return subprocess.run([str(SCRIPT), *args], capture_output=True, text=True, input=stdin,
-                          env={**os.environ, **(env or {})}, timeout=timeout, **options)
-
-
-def refused(result: subprocess.CompletedProcess, *phrases: str) -> None:
-    """The command stopped with status 2 and a message holding each phrase, not a traceback."""
-    assert result.returncode == 2, (result.returncode, result.stdout[-2000:], result.stderr[-3000:])
-    assert "Traceback" not in result.stderr, result.stderr[-3000:]
-    for phrase in phrases:
-        assert phrase in result.stderr, (phrase, result.stderr[-3000:])
 
 
 @pytest.fixture(scope="module")
@@ -393,23 +379,26 @@ def altered(checkpoint: Path, change) -> Path:
         (lambda p: p["config"].update(num_heads=3), "its model configuration is invalid"),
         (lambda p: p["model"].pop("classifier.bias"), "classifier.bias missing"),
         (lambda p: p["model"].update(extra=torch.zeros(1)), "extra unexpected"),
-        (lambda p: p["config"].update(vocab_size=100_000_000),
-         "encoder.embedding.token.lookup.weight is (50260, 16), the configuration says (100000000, 16)"),
     ],
 )
 def test_checkpoints_with_bad_fields_are_refused_by_classify(checkpoint: Path, change, phrase: str) -> None:
-    path = altered(checkpoint, change)
+    refused(cli("classify", "--checkpoint", str(altered(checkpoint, change)), "a fine film"), phrase)
+
+
+def test_a_checkpoint_whose_vocabulary_would_fill_memory_is_refused_before_allocating(checkpoint: Path) -> None:
+    path = altered(checkpoint, lambda p: p["config"].update(vocab_size=100_000_000))
     limit = 3 << 30  # 3 GiB of address space: enough for torch, far from the 25 GB a 1e8 vocabulary wants
 
     def bounded() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
-    refused(cli("classify", "--checkpoint", str(path), "a fine film", preexec_fn=bounded), phrase)
+    refused(installed_cli("classify", "--checkpoint", str(path), "a fine film", preexec_fn=bounded),
+            "encoder.embedding.token.lookup.weight is (50260, 16), the configuration says (100000000, 16)")
 
 
 def test_classify_reads_stdin_refuses_empty_texts_and_keeps_one_line_per_text(checkpoint: Path) -> None:
-    result = cli("classify", "--checkpoint", str(checkpoint), "first", "-", "last",
-                 stdin="great movie\nawful plot\r\nthird one\n")
+    result = installed_cli("classify", "--checkpoint", str(checkpoint), "first", "-", "last",
+                           stdin="great movie\nawful plot\r\nthird one\n")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     texts = [re.fullmatch(r"(?:negative|positive) +\d\.\d{3}  (.*)", line)[1] for line in lines]

@@ -12,7 +12,7 @@ fails here with a message that says what to add.
 - a chapter closes with "What this chapter added to the package", whose list of names is
   generated (the directive `package-additions`), never typed;
 - a chapter that glues numbers into its prose has them checked in the built HTML
-  (`EXPECTED_IN_HTML` in tests/test_book.py);
+  (`EXPECTED_IN_HTML` in tests/book/test_book.py);
 - code on the page fits 90 columns: every line of every code cell, options included;
 - a chapter runs its own definitions: it never imports from the package a name that one of its
   own exported cells defines (a reader's edit to that cell would be silently ignored);
@@ -174,7 +174,7 @@ def taught_in_by_hand(root: Path) -> list[str]:
 def glued_numbers_checked(root: Path, expected: dict[str, list[str]]) -> list[str]:
     pages = {Path(chapter).with_suffix(".html").as_posix(): chapter for chapter in book.toc_chapters(root)}
     problems = [
-        f"EXPECTED_IN_HTML in tests/test_book.py names {page}, which the book does not have"
+        f"EXPECTED_IN_HTML in tests/book/test_book.py names {page}, which the book does not have"
         for page in sorted(set(expected) - set(pages))
     ]
     for page, chapter in pages.items():
@@ -182,7 +182,7 @@ def glued_numbers_checked(root: Path, expected: dict[str, list[str]]) -> list[st
         if glued and not expected.get(page):
             problems.append(
                 f"{chapter} quotes {glued} glued values: add \"{page}\": [the numbers its prose quotes, as "
-                "the page shows them] to EXPECTED_IN_HTML in tests/test_book.py"
+                "the page shows them] to EXPECTED_IN_HTML in tests/book/test_book.py"
             )
     return problems
 
@@ -219,7 +219,7 @@ def code_width(root: Path, exceptions: set[str] = WIDER_THAN_90_COLUMNS) -> list
                             f"{CODE_WIDTH}): " + ", ".join(long_lines))
         elif chapter in exceptions and not long_lines:
             problems.append(f"{chapter} keeps its code within {CODE_WIDTH} columns now: remove it from "
-                            "WIDER_THAN_90_COLUMNS in tests/test_conventions.py")
+                            "WIDER_THAN_90_COLUMNS in tests/book/test_conventions.py")
     return problems
 
 
@@ -356,7 +356,7 @@ def own_definitions(root: Path, exceptions: set[str] = IMPORTING_THEIR_OWN_DEFIN
                             "chapter's definitions (tests compare them with the package)")
         elif chapter in exceptions and not reimported:
             problems.append(f"{chapter} runs its own definitions now: remove it from "
-                            "IMPORTING_THEIR_OWN_DEFINITIONS in tests/test_conventions.py")
+                            "IMPORTING_THEIR_OWN_DEFINITIONS in tests/book/test_conventions.py")
     return problems
 
 
@@ -636,7 +636,7 @@ def test_a_fixed_chapter_must_leave_the_list_of_exceptions(tmp_path: Path) -> No
     assert not long_code_lines(root, fixed)
     assert [p for p in code_width(root, exceptions={fixed}) if p.startswith(fixed)] == [
         f"{fixed} keeps its code within 90 columns now: remove it from WIDER_THAN_90_COLUMNS in "
-        "tests/test_conventions.py"
+        "tests/book/test_conventions.py"
     ]
 
 

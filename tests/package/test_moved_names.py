@@ -17,9 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from conftest import ROOT
 from scratchformer._compat import MODULE_MOVES, NAME_MOVES, new_place
 
-DATA = Path(__file__).parent / "data"
+DATA = ROOT / "tests" / "data"
 RELEASES = {release: json.loads((DATA / f"public_names_{release}.json").read_text())["modules"]
             for release in ("0.1.0", "0.2.0")}
 NAMES = sorted({(module, name) for modules in RELEASES.values() for module, names in modules.items()
@@ -119,7 +120,7 @@ def test_the_package_imports_without_a_warning() -> None:
 
 
 def test_the_changelog_lists_every_move() -> None:
-    changelog = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    changelog = (ROOT / "README.md").read_text(encoding="utf-8")
     missing = [f"{old} -> {new}" for old, new in MODULE_MOVES.items()
                if f"`{old}` | `{new}`" not in changelog]
     assert not missing, f"README's changelog does not list {missing}"

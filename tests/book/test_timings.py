@@ -1,4 +1,5 @@
-"""Recorded timings reproduce: the key/value cache's speed-up on the page is what this machine measures.
+"""Recorded timings reproduce: the key/value cache's speed-up on chapter 12's page is what this
+machine measures.
 
 Runs `benchmarks/gpt_kv_cache.py` briefly on a fresh model of the recorded model's sizes (a
 step's time does not depend on what the weights learned) and compares the speed-ups at 64 and

@@ -1,4 +1,5 @@
-"""The pages' model boxes in headless Chromium.
+"""The model boxes of chapters 11 and 12 and of the appendix "Running the models in the browser", in
+headless Chromium.
 
 First, a small classifier and a small GPT stand in for the site's models in
 `_build/html/_static/models/`: the appendix's page must give PyTorch's verdicts (within 1e-3)

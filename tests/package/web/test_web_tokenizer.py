@@ -1,4 +1,5 @@
-"""The page's tokenizer (`_static/web/bpe.mjs`) gives the ids Python gives.
+"""The appendix "Running the models in the browser": the page's tokenizer
+(`_static/web/bpe.mjs`) gives the ids Python gives.
 
 It runs under `node` on the tokenizer files `scratchformer.web.export` writes: GPT-2's (the
 classifier's, cut as tiktoken cuts) and one trained as chapter 12 trains the GPT's (cut by the

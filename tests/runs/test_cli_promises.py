@@ -3,8 +3,9 @@
 Nothing lost (an `--overwrite` that fails leaves the old run byte for byte), nothing faked (a
 resumed run with other data, a swapped tokenizer, an edited configuration or non-finite weights
 is refused, naming what differs), and messages a user can act on. The runs are made once per
-module with tiny presets on the toy data; the promises are checked through the installed
-`scratchformer` command in a subprocess, as a user meets them.
+module with tiny presets on the toy data; the promises are checked through the command's `main`
+in this process (`command_line.cli`), and through the installed `scratchformer` command or a
+wrapper in a subprocess where a process matters (a real stdin, Ctrl-C).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from scratchformer.models.pretraining import BertForMaskedLM, mask_tokens, maske
 from scratchformer.tokenize.bpe import BPETokenizer
 from scratchformer.train.pretrain import PretrainConfig
 
-from test_failures import cli, refused
+from command_line import cli, installed_cli, refused
 
 THREADS = ["--threads", "1", "--no-progress", "--device", "cpu"]
 
@@ -109,8 +110,8 @@ def test_classify_reads_one_text_per_line_whatever_else_the_text_holds(runs: dic
     texts = ["a review\u0085with a next-line", "one\u2028with a line separator", "a form\x0cfeed"]
     assert command_line_texts(["-"], _Stdin("\n".join(texts) + "\n")) == texts
     assert command_line_texts(["-"], _Stdin("one\r\ntwo\r\n")) == ["one", "two"]
-    result = cli("classify", "--checkpoint", str(runs["tuned"]), "--json", "-",
-                 stdin="\r\n".join(texts) + "\r\n")
+    result = installed_cli("classify", "--checkpoint", str(runs["tuned"]), "--json", "-",
+                           stdin="\r\n".join(texts) + "\r\n")
     assert result.returncode == 0, result.stderr[-2000:]
     assert [r["text"] for r in json.loads(result.stdout)] == texts
 

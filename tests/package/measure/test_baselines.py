@@ -1,4 +1,4 @@
-"""Chapter 10's honest baselines: majority class, bag-of-words logistic regression, NBSVM.
+"""Chapter 11's honest baselines: majority class, bag-of-words logistic regression, NBSVM.
 
 Everything runs on tiny reviews written here; nothing needs IMDB.
 """

@@ -1,4 +1,4 @@
-"""Chapter 11: the GPT, its data, the counting baselines, sampling, the key/value cache, the
+"""Chapter 12: the GPT, its data, the counting baselines, sampling, the key/value cache, the
 training loop and the `train-gpt` / `generate` commands."""
 
 from __future__ import annotations

@@ -1,9 +1,11 @@
-"""Chapter 10: a training run killed or interrupted anywhere, even mid-save, resumes exactly.
+"""The appendix "Running it for real" ("Failing safely"): a training run killed or interrupted
+anywhere, even mid-save, resumes exactly.
 
 A wrapper script, written by the test, runs the real command line with one function
 wrapped so that the run pauses at a chosen point and says so in a marker file; the test
 then sends SIGKILL or SIGINT, resumes the run with the real `scratchformer` command, and
-compares weights and results with a run that was never interrupted.
+compares weights and results with a run that was never interrupted. The first run of a
+failed overwrite is made through the command's `main` in this process (`command_line.cli`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ import pytest
 import torch
 
 from test_bert_imdb import toy_reviews, write_jsonl
-from test_failures import cli, refused, timeless
+from command_line import cli, installed_cli, refused
+from test_failures import timeless
 
 WRAPPER = '''
 import signal, sys, time
@@ -81,7 +84,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> dict:
     (root / "wrapper.py").write_text(WRAPPER)
     setup = {"root": root, "data": data, "cache": root / "cache"}
     baseline = root / "baseline"
-    result = cli(*command(setup, baseline))
+    result = installed_cli(*command(setup, baseline))
     assert result.returncode == 0, result.stderr[-3000:]
     setup["baseline"] = baseline
     return setup
@@ -138,7 +141,7 @@ def test_an_interrupted_run_resumes_to_the_same_result(setup: dict, tmp_path: Pa
     out = tmp_path / "run"
     process, paused = start_paused(setup, out, point, count)
     if point == "step":  # while it runs, nobody else gets the folder
-        refused(cli(*command(setup, out, "--resume")), f"in use by another run (process {process.pid}")
+        refused(installed_cli(*command(setup, out, "--resume")), f"in use by another run (process {process.pid}")
     process.send_signal(signal_number)
     stdout, stderr = process.communicate(timeout=120)
     last = torch.load(out / "last.pt", weights_only=True)["training"]
@@ -150,9 +153,9 @@ def test_an_interrupted_run_resumes_to_the_same_result(setup: dict, tmp_path: Pa
     else:
         assert process.returncode == -signal.SIGKILL
         assert (out / ".lock").exists() and (point != "save" or temporaries(out)), paused
-        refused(cli(*command(setup, out, "--resume")), "no longer running", f"delete {out / '.lock'}")
+        refused(installed_cli(*command(setup, out, "--resume")), "no longer running", f"delete {out / '.lock'}")
         (out / ".lock").unlink()  # what the message tells the user to do
-    resumed = cli(*command(setup, out, "--resume"))
+    resumed = installed_cli(*command(setup, out, "--resume"))
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert f"resuming {out} after epoch {last['epoch']}" in resumed.stdout
     assert_same_run(out, setup["baseline"])
@@ -166,6 +169,6 @@ def test_an_interrupt_before_the_first_checkpoint_leaves_nothing_to_resume(setup
     stdout, stderr = process.communicate(timeout=120)
     assert process.returncode == 130 and "nothing to resume" in stdout, (stdout, stderr)
     assert os.listdir(out) == []
-    again = cli(*command(setup, out))
+    again = installed_cli(*command(setup, out))
     assert again.returncode == 0, again.stderr[-3000:]
     assert_same_run(out, setup["baseline"])

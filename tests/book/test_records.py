@@ -1,4 +1,5 @@
-"""The appendix: results files show commands a reader can type, and keep the machine's for provenance."""
+"""The appendix "Running it for real": results files show commands a reader can type, and keep
+the machine's for provenance."""
 
 from __future__ import annotations
 

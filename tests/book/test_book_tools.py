@@ -29,8 +29,17 @@ def section(text: str, heading: str) -> str:
     return text[:start] + text[end:]
 
 
-def test_a_scaffolded_chapter_passes_every_check_and_runs(tmp_path: Path) -> None:
+def test_a_scaffolded_chapter_passes_every_check_and_make_prepare(tmp_path: Path) -> None:
+    """On a copy of the repository committed to git, so that the new chapter is the change that
+    `make prepare` runs alone. Its fast-test step runs the copy's tests: one, that the package
+    imports with the new chapter in the book (the repository's own suite runs in `make test-fast`)."""
     root = copy_repo(tmp_path)
+    (root / "tests").mkdir()
+    (root / "tests" / "test_package_imports.py").write_text(
+        "import scratchformer\n\n\ndef test_the_package_imports():\n    assert scratchformer.__name__\n")
+    for command in (["init", "-q"], ["add", "-A"],
+                    ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base"]):
+        subprocess.run(["git", "-C", str(root), *command], check=True, capture_output=True)
     number = len(book.numbered_chapters(root)) + 1
     written = new_chapter(root, number, "sketch", "A sketch")
     path = f"book/{number:02d}_sketch.md"
@@ -41,9 +50,13 @@ def test_a_scaffolded_chapter_passes_every_check_and_runs(tmp_path: Path) -> Non
     from test_conventions import all_problems
 
     assert {k: v for k, v in all_problems(root, EXPECTED_IN_HTML).items() if v} == {}
-    result = run_check(root)
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert run_chapter(root, path) == []
+    result = run_export(root, "--prepare")
+    assert result.returncode == 0, result.stdout[-3000:]
+    for step in ("export", "check", "fast tests"):
+        assert f"=== prepare: {step}: ok" in result.stdout, result.stdout[-3000:]
+    assert "1 passed" in result.stdout
+    assert f"=== prepare: chapters changed since HEAD: book/intro.md, {path}\n" in result.stdout
+    assert f"=== prepare: {path}: ran" in result.stdout and "prepare: every step passed" in result.stdout
 
 
 def scaffolded_small_book(tmp_path: Path) -> tuple[Path, str]:

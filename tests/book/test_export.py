@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import functools
 import os
 import re
 import shutil
@@ -203,22 +204,30 @@ def run_check(root: Path) -> subprocess.CompletedProcess:
     return run_export(root, "--check")
 
 
-def an_exported_line(root: Path) -> tuple[book.Block, int, str, Path]:
+@functools.cache
+def exported_line_in_the_repository() -> tuple[book.Block, int, str, str]:
     """A `return` line of an exported cell of the module most chapters feed: (block, line in the
-    chapter, its text, the generated module's path).
+    chapter, its text, the module's name).
 
-    Found through the exporter itself, so the test depends neither on how the chapter phrases it
-    nor on the package's module names.
+    Found once, through the exporter itself, so the tests depend neither on how the chapter
+    phrases it nor on the package's module names.
     """
-    from book.render import module_path
-
-    modules = sorted(book.collect(root).values(), key=lambda m: -len(set(b.chapter for b in m.blocks)))
+    modules = sorted(book.collect(ROOT).values(), key=lambda m: -len(set(b.chapter for b in m.blocks)))
     for module in modules:
         for block in module.blocks:
             for text, line in zip(block.body.split("\n"), block.body_lines):
                 if text.strip().startswith("return ") and not text.rstrip().endswith("\\"):
-                    return block, line, text, module_path(root, module.name)
+                    return block, line, text, module.name
     raise AssertionError("no exported cell has a return statement")
+
+
+def an_exported_line(root: Path) -> tuple[book.Block, int, str, Path]:
+    """`exported_line_in_the_repository()` in `root`, a fresh copy of the repository: (block, line
+    in the chapter, its text, the generated module's path under `root`)."""
+    from book.render import module_path
+
+    block, line, text, module = exported_line_in_the_repository()
+    return block, line, text, module_path(root, module)
 
 
 def edit_line(path: Path, line: int, new: str) -> None:
@@ -1057,10 +1066,12 @@ def test_a_leftover_pairing_in_the_front_matter_is_refused_by_check(tmp_path: Pa
 # --- A rename across chapters, found in one pass ----------------------------------------------------
 
 
+@functools.cache
 def most_used_function(root: Path) -> tuple[book.Block, str, dict[str, list[int]]]:
     """The exported function that the most other chapters use: (its block, its name, and for
     each chapter the lines of its code cells that name it). Found from the book itself, so the
-    test follows the book's names wherever they move."""
+    test follows the book's names wherever they move; the tests read it from the repository
+    (`ROOT`) once, and edit fresh copies of it."""
     from book.chapter_lint import chapter_code
 
     codes = {chapter: chapter_code(root, chapter) for chapter in book.toc_chapters(root)}
@@ -1082,7 +1093,7 @@ def test_a_rename_lists_every_break_with_its_chapter_line(tmp_path: Path) -> Non
     root = copy_repo(tmp_path)
     for folder in ("tests", "benchmarks"):
         shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
-    block, name, uses = most_used_function(root)
+    block, name, uses = most_used_function(ROOT)  # the copy is the repository, as yet unedited
     assert len(uses) >= 3, f"'{name}' is used in {sorted(uses)}: the test wants a name used across chapters"
     definition = next(line for text, line in zip(block.body.split("\n"), block.body_lines)
                       if text.startswith(f"def {name}("))
@@ -1179,27 +1190,39 @@ def a_function_failing_inside(root: Path) -> tuple[str, str]:
     raise AssertionError("no exported function raises from inside itself")
 
 
-def test_a_failing_test_names_the_chapter_line_of_each_generated_line(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def failing_tests(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Two failing tests, run by one pytest with the tests' conftest (whose hook maps failures to
+    chapter lines): one through a generated line, one through none. What pytest printed for
+    each, by test name."""
+    folder = tmp_path_factory.mktemp("failing-tests")
     module, name = a_function_failing_inside(ROOT)
-    (tmp_path / "test_breaks.py").write_text(
+    (folder / "test_breaks.py").write_text(
         f"from {module} import {name}\n\n\ndef test_breaks():\n    {name}(object())\n")
+    block, name, _ = most_used_function(ROOT)
+    (folder / "test_value.py").write_text(
+        f"from {block.module} import {name}\n\n\ndef test_value():\n    assert {name} is None\n")
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "conftest", "-p", "no:cacheprovider", str(tmp_path)],
-        capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT / "tests")})
+        [sys.executable, "-m", "pytest", "-q", "-p", "conftest", "-p", "no:cacheprovider", str(folder)],
+        capture_output=True, text=True, cwd=folder, env={**os.environ, "PYTHONPATH": str(ROOT / "tests")})
     assert result.returncode == 1, result.stdout[-3000:]
-    mapped = re.search(r"(src/\S+\.py):(\d+) comes from (book/\S+\.md:\d+)", result.stdout)
-    assert mapped, result.stdout[-3000:]
+    reports = re.split(r"^_{3,} (test_\w+) _{3,}$", result.stdout, flags=re.M)
+    found = dict(zip(reports[1::2], reports[2::2]))
+    assert sorted(found) == ["test_breaks", "test_value"], result.stdout[-3000:]
+    return found
+
+
+def test_a_failing_test_names_the_chapter_line_of_each_generated_line(failing_tests: dict[str, str]) -> None:
+    report = failing_tests["test_breaks"]
+    mapped = re.search(r"(src/\S+\.py):(\d+) comes from (book/\S+\.md:\d+)", report)
+    assert mapped, report[-3000:]
     assert mapped.group(3) == book.chapter_line(ROOT, mapped.group(1), int(mapped.group(2)))
 
 
-def test_a_failing_test_through_no_generated_line_names_the_chapter_lines_it_checks(tmp_path: Path) -> None:
+def test_a_failing_test_through_no_generated_line_names_the_chapter_lines_it_checks(
+        failing_tests: dict[str, str]) -> None:
     block, name, _ = most_used_function(ROOT)
-    (tmp_path / "test_value.py").write_text(
-        f"from {block.module} import {name}\n\n\ndef test_value():\n    assert {name} is None\n")
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "conftest", "-p", "no:cacheprovider", str(tmp_path)],
-        capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT / "tests")})
-    assert result.returncode == 1, result.stdout[-3000:]
-    assert "no generated line in the traceback: the chapter lines this test checks" in result.stdout, result.stdout
-    assert re.search(rf"checks names the chapters define: {name} \({re.escape(block.chapter)}:\d+\)", result.stdout), \
-        result.stdout[-3000:]
+    report = failing_tests["test_value"]
+    assert "no generated line in the traceback: the chapter lines this test checks" in report, report
+    assert re.search(rf"checks names the chapters define: {name} \({re.escape(block.chapter)}:\d+\)", report), \
+        report[-3000:]
