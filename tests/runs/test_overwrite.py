@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from scratchformer.runs.folders import SET_ASIDE, ReplacedRun, check_run_folder
-from test_failures import cli
+from command_line import cli
 
 FAULTY = '''
 import errno, os, signal, sys
