@@ -168,7 +168,7 @@ def test_an_interrupt_before_the_first_checkpoint_leaves_nothing_to_resume(setup
     process.send_signal(signal.SIGINT)
     stdout, stderr = process.communicate(timeout=120)
     assert process.returncode == 130 and "nothing to resume" in stdout, (stdout, stderr)
-    assert os.listdir(out) == []
+    assert not out.exists(), "the folder the run made, empty, is gone with its lock"
     again = installed_cli(*command(setup, out))
     assert again.returncode == 0, again.stderr[-3000:]
     assert_same_run(out, setup["baseline"])
