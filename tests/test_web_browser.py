@@ -818,7 +818,7 @@ def test_bytes_before_the_reader_touches_a_box(browser: Any, compressing_site: s
             beyond.append((wire, entry["decoded"], path))
     beyond_wire = sum(wire for wire, _, _ in beyond)
     beyond_decoded = sum(decoded for _, decoded, _ in beyond)
-    print(f"{page} before interaction, fetched (uncompressed): " + ", ".join(
+    print(f"{page} before interaction, bytes on the wire (uncompressed): " + ", ".join(
         f"{kind} {wire / 1e3:,.0f} kB ({decoded / 1e3:,.0f} kB)" for kind, (wire, decoded) in sorted(kinds.items()))
         + f"; beyond the theme {beyond_wire / 1e3:,.0f} kB ({beyond_decoded / 1e3:,.0f} kB)")
     largest = "\n".join(f"    {wire / 1e3:8,.1f} kB ({decoded / 1e3:,.1f} kB) {path}"
