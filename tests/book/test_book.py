@@ -20,7 +20,7 @@ from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "tools"))
 import book  # noqa: E402
-from book import notebooks  # noqa: E402
+from book import notebooks, static, weight  # noqa: E402
 
 # Chapter 4 computes the scores of "next" in "The next day is bright"; chapter 5 takes the same
 # row apart by hand, so both pages must show it.
@@ -183,16 +183,24 @@ def test_chapters_are_numbered(html_dir: Path) -> None:
 
 @pytest.mark.book
 def test_mathjax_is_served_by_the_site(html_dir: Path) -> None:
+    """MathJax's loader and the components it is told to load are on the site, and only a page
+    with a formula loads it."""
     mathjax = html_dir / "_static" / "mathjax"
-    assert (mathjax / "tex-mml-chtml.js").stat().st_size > 100_000
+    assert (mathjax / static.MATHJAX_ENTRY).stat().st_size > 10_000
+    for component in ["core", *weight.MATHJAX_COMPONENTS, "output/chtml/fonts/tex"]:
+        assert (mathjax / f"{component}.js").stat().st_size > 1_000, component
     assert list((mathjax / "output" / "chtml" / "fonts" / "woff-v2").glob("*.woff")), "MathJax fonts missing"
     pages_with_math = 0
     for page in html_dir.rglob("*.html"):
         scripts = [link for link in parse(page).links if link.endswith(".js") or ".js?" in link]
         external = [src for src in scripts if urlsplit(src).scheme]
         assert not external, f"{page.relative_to(html_dir)} loads scripts from elsewhere: {external}"
-        if "_static/mathjax/tex-mml-chtml.js" in page.read_text(encoding="utf-8"):
+        text = page.read_text(encoding="utf-8")
+        if f"_static/mathjax/{static.MATHJAX_ENTRY}" in text:
             pages_with_math += 1
+            assert json.dumps(weight.MATHJAX_COMPONENTS) in text, f"{page.relative_to(html_dir)}: MathJax's components"
+        else:
+            assert 'class="math' not in text, f"{page.relative_to(html_dir)} has formulas but no MathJax"
     assert pages_with_math >= 1, "no page loads MathJax (the corrections page has formulas)"
 
 

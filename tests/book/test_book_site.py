@@ -1,9 +1,10 @@
 """The book site's tools without building the book: the package reference, the chapter
-notebooks, the MathJax copy and the bibliography labels."""
+notebooks, the MathJax copy, the bibliography labels and the pages' lighter markup."""
 
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -18,7 +19,7 @@ from conftest import ROOT
 from test_export import CELL_A, chapter, make_book
 
 sys.path.insert(0, str(ROOT / "tools"))
-from book import bibliography, execution, static  # noqa: E402
+from book import bibliography, execution, static, weight  # noqa: E402
 import book  # noqa: E402
 from book import notebooks  # noqa: E402
 from book import reference  # noqa: E402
@@ -391,3 +392,50 @@ def test_imdb_in_the_datasets_cache_counts_as_data(tmp_path: Path) -> None:
     data = tmp_path / "imdb"
     data.mkdir()
     assert execution.imdb_fingerprint({**environ, "IMDB_DIR": str(data)}) != cached, "IMDB_DIR wins"
+
+
+THEME_PYGMENTS_STYLES = ["a11y-high-contrast-light", "a11y-high-contrast-dark"]  # pydata-sphinx-theme's
+
+
+def test_code_drops_only_the_spans_the_theme_draws_as_plain_text() -> None:
+    """Each token the lighter formatter leaves bare is drawn by both of the theme's styles
+    exactly as the block's text; every other token keeps its span and class."""
+    from pygments import highlight
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers import PythonLexer
+    from pygments.styles import get_style_by_name
+    from pygments.token import Name, Punctuation, Text
+
+    plain = weight.plain_token_types(THEME_PYGMENTS_STYLES)
+    assert {Name, Punctuation} <= plain
+    for name in THEME_PYGMENTS_STYLES:
+        style = get_style_by_name(name)
+        assert all(style.style_for_token(ttype) == style.style_for_token(Text) for ttype in plain)
+    code = "import json\nvalue = json.loads('[1, 2]')  # parse\nprint(value[0])\n"
+    full = highlight(code, PythonLexer(), HtmlFormatter())
+    light = highlight(code, PythonLexer(), weight.plain_token_formatter(plain)())
+    assert '<span class="n">' in full and '<span class="n">' not in light and '<span class="p">' not in light
+    for kept in ('<span class="kn">import</span>', '<span class="nb">print</span>', '<span class="c1"># parse</span>',
+                 '<span class="mi">0</span>'):
+        assert kept in full and kept in light
+    assert re.sub(r"<[^>]+>", "", light) == re.sub(r"<[^>]+>", "", full)  # the same text, to the character
+    assert len(light) < 0.75 * len(full)
+
+
+def test_figures_get_their_size_and_load_lazily(tmp_path: Path) -> None:
+    import struct
+    import zlib
+
+    png = tmp_path / "figure.png"
+    header = struct.pack(">IIBBBBB", 320, 200, 8, 2, 0, 0, 0)
+    png.write_bytes(b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + b"IHDR" + header
+                    + struct.pack(">I", zlib.crc32(b"IHDR" + header)))
+    svg = tmp_path / "plot.svg"
+    svg.write_text('<svg xmlns="http://www.w3.org/2000/svg" width="72pt" height="36pt"></svg>')
+    body = ('<p><img alt="a" src="../_images/figure.png" /></p><img src="../_images/plot.svg" class="x">'
+            '<img src="../_images/gone.png" loading="eager"><img src="https://example.org/x.png">')
+    out = weight.with_image_attributes(body, {"figure.png": png, "plot.svg": svg})
+    assert '<img alt="a" src="../_images/figure.png" width="320" height="200" loading="lazy" decoding="async"/>' in out
+    assert '<img src="../_images/plot.svg" class="x" width="96" height="48" loading="lazy" decoding="async">' in out
+    assert '<img src="../_images/gone.png" loading="eager" decoding="async">' in out  # no file: no size
+    assert '<img src="https://example.org/x.png">' in out

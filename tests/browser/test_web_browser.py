@@ -12,14 +12,21 @@ the GPT writes 500 tokens or a 3,000-word review is typed; the first token comes
 second of Run and Stop stops within 200 ms; the GPT stops at the end of text and refuses what
 `generate` refuses, with its words (`tests/data/web_settings_cases.json`); truncation is marked;
 an empty review gets a hint; nothing overflows a box 390 px wide; axe-core finds no serious
-or critical violation. No request may leave 127.0.0.1. The tests print what they measure.
+or critical violation anywhere on the page; before the reader touches a box, the page fetches
+under 1 MB beyond the theme's own files. No request may leave 127.0.0.1. The tests print what
+they measure.
 """
 
 from __future__ import annotations
 
+import functools
+import gzip
+import http.server
+import io
 import json
 import shutil
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,8 +35,8 @@ from typing import Any
 import pytest
 import torch
 
-from conftest import ROOT
-from test_browser import SCREENSHOTS, SITE_REQUESTS, browser, site  # noqa: F401 - fixtures
+from conftest import ROOT, ZH_DIR
+from test_browser import SCREENSHOTS, SITE_REQUESTS, QuietHandler, browser, site  # noqa: F401 - fixtures
 
 pytest.importorskip("onnx", reason="the web extra is not installed: pip install '.[web]'")
 sys.path.insert(0, str(ROOT / "tools"))
@@ -632,28 +639,48 @@ def test_nothing_overflows_a_box_390_px_wide(browser: Any, site: str, served: di
 
 
 AXE = ROOT / "node_modules" / "axe-core"
+# Every page with a box, in English and, when it was built, in Chinese.
+EDITION_BOX_PAGES = BOX_PAGES + [f"{ZH_DIR}/{page}" for page in BOX_PAGES]
+
+
+def box_page(html_dir: Path, page: str) -> str:
+    """`page`, once it is known to be built (the Chinese edition is built by `make book` after
+    the English one; a build of the English edition alone skips its pages)."""
+    if not (html_dir / page).is_file():
+        if page.startswith(f"{ZH_DIR}/") and not (html_dir / ZH_DIR).is_dir():
+            pytest.skip("the Chinese edition was not built (make book builds it)")
+        pytest.fail(f"{page} is not in the built site")
+    return page
 
 
 AXE_RUN = """
 const done = arguments[arguments.length - 1];
 axe.run(arguments[0] ? {include: [[arguments[0]]]} : document, {resultTypes: ['violations']}).then(
   (result) => done(result.violations.map((v) => ({id: v.id, impact: v.impact, help: v.help,
-    nodes: v.nodes.map((n) => n.target.join(' '))}))),
+    nodes: v.nodes.map((n) => ({target: n.target.join(' '), html: n.html.slice(0, 300),
+                                why: n.failureSummary}))}))),
   (err) => done([{id: 'axe failed', impact: 'critical', help: String(err), nodes: []}]));
 """
 
 
 def axe_summary(violations: list[dict]) -> str:
-    return "; ".join(f"{v['impact']} {v['id']} ({len(v['nodes'])} nodes, e.g. {v['nodes'][:2]})"
+    return "; ".join(f"{v['impact']} {v['id']} ({len(v['nodes'])} nodes, e.g. {[n['target'] for n in v['nodes'][:2]]})"
                      for v in violations) or "no violation"
 
 
-@pytest.mark.parametrize("page", BOX_PAGES)
-def test_axe_finds_no_serious_violation_in_a_box(browser: Any, site: str, served: dict,  # noqa: F811
-                                                 page: str) -> None:
+def axe_details(violations: list[dict]) -> str:
+    """Each violation's rule, what it asks, and every element it fails on, with its HTML."""
+    return "\n".join(f"{v['impact']} {v['id']}: {v['help']}\n" + "\n".join(
+        f"    {n['target']}\n      {n['html']}\n      {n['why']}" for n in v["nodes"]) for v in violations)
+
+
+@pytest.mark.parametrize("page", EDITION_BOX_PAGES)
+def test_axe_finds_no_serious_violation_on_a_box_page(browser: Any, site: str, served: dict,  # noqa: F811
+                                                      html_dir: Path, page: str) -> None:
     """axe-core (package.json pins it; injected from node_modules, so nothing is fetched) on the
-    boxes of the page, loaded and showing results: no serious or critical violation. The whole
-    page is checked too, and what axe finds outside the boxes (the theme's) is printed."""
+    whole page, its boxes loaded and showing results: no serious or critical violation, the
+    theme's header and the folded code cells included. Prints what it found, box and page."""
+    page = box_page(html_dir, page)
     if not (AXE / "axe.min.js").is_file():
         pytest.fail("axe-core is not installed: run `make mathjax` (npm install)")
     pinned = json.loads((ROOT / "package.json").read_text())["dependencies"]["axe-core"]
@@ -669,47 +696,139 @@ def test_axe_finds_no_serious_violation_in_a_box(browser: Any, site: str, served
         browser.set_script_timeout(40)
     print(f"{page}: axe-core {pinned}, the boxes: {axe_summary(in_boxes)}; the whole page: "
           f"{axe_summary(whole_page)}")
-    serious = [v for v in in_boxes if v["impact"] in ("serious", "critical")]
-    assert not serious, serious
+    serious = [v for v in whole_page if v["impact"] in ("serious", "critical")]
+    assert not serious, f"{page}:\n{axe_details(serious)}"
+
+
+# What the book adds to a page and what Jupyter Book's theme serves on every page of any book:
+# the theme (sphinx-book-theme on pydata-sphinx-theme, with its Font Awesome and Bootstrap),
+# Sphinx's own page scripts and styles, and the static files of the extensions Jupyter Book
+# always loads (MyST-NB, sphinx-togglebutton, sphinx-copybutton, sphinx-thebe, sphinx-design).
+# Everything else a page fetches counts against the budget: the page itself, its figures,
+# MathJax (the book serves it for its formulas), the book's own styles and scripts, the boxes'
+# files, and the search index if a page asked for it.
+THEME_FILES = {
+    "pydata-sphinx-theme": ("/_static/styles/theme.css", "/_static/styles/pydata-sphinx-theme.css",
+                            "/_static/scripts/bootstrap.js", "/_static/scripts/pydata-sphinx-theme.js",
+                            "/_static/scripts/fontawesome.js", "/_static/vendor/fontawesome/"),
+    "sphinx-book-theme": ("/_static/styles/sphinx-book-theme.css", "/_static/scripts/sphinx-book-theme.js",
+                          "/_static/images/logo_colab.png", "/_static/images/logo_binder.svg",
+                          "/_static/images/logo_jupyterhub.svg"),
+    "Sphinx": ("/_static/basic.css", "/_static/pygments.css", "/_static/doctools.js",
+               "/_static/documentation_options.js", "/_static/sphinx_highlight.js",
+               "/_static/searchtools.js", "/_static/language_data.js"),
+    "Jupyter Book's extensions": ("/_static/mystnb.", "/_static/togglebutton.", "/_static/copybutton.",
+                                  "/_static/clipboard.min.js", "/_static/sphinx-thebe.",
+                                  "/_static/sphinx-design.min.css", "/_static/design-tabs.js"),
+}
+# Text as GitHub Pages (where the book is published) serves it: gzip-compressed for a browser
+# that accepts it; images, fonts, WebAssembly and models as they are.
+COMPRESSED_SUFFIXES = {".html", ".css", ".js", ".mjs", ".json", ".svg", ".txt", ".xml"}
+
+
+class CompressingHandler(QuietHandler):
+    """The site as its host serves it: text gzip-compressed (Content-Encoding) when the browser
+    accepts it, so that the bytes a page fetches are the bytes a reader's browser fetches."""
+
+    def send_head(self) -> Any:
+        path = Path(self.translate_path(self.path))
+        if (path.suffix not in COMPRESSED_SUFFIXES or not path.is_file()
+                or "gzip" not in self.headers.get("Accept-Encoding", "")):
+            return super().send_head()
+        body = gzip.compress(path.read_bytes(), compresslevel=6, mtime=0)
+        self.send_response(200)
+        self.send_header("Content-Type", self.guess_type(str(path)))
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Vary", "Accept-Encoding")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        return io.BytesIO(body)
+
+
+@pytest.fixture(scope="module")
+def compressing_site(html_dir: Path) -> Iterator[str]:
+    """`_build/html` served on 127.0.0.1 as its host serves it (`CompressingHandler`)."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
+                                             functools.partial(CompressingHandler, directory=html_dir))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
 
 
 BYTES_BEFORE_INTERACTION = """
 const entries = [...performance.getEntriesByType('navigation'), ...performance.getEntriesByType('resource')];
-return entries.map((e) => [new URL(e.name).pathname, e.encodedBodySize]);
+return entries.map((e) => ({path: new URL(e.name).pathname, transfer: e.transferSize,
+                            encoded: e.encodedBodySize, decoded: e.decodedBodySize}));
 """
 
 
-@pytest.mark.parametrize("page", BOX_PAGES)
-def test_bytes_before_the_reader_touches_a_box(browser: Any, site: str, served: dict, page: str) -> None:  # noqa: F811
-    """A page with a box, loaded afresh and left alone: what it fetched, by kind. The boxes'
-    own files (their script, the model index and manifests) stay under 1 MB, and no model,
-    tokenizer or runtime is among them; printed with the theme's, MathJax's and the page's own."""
+def theme_source(path: str) -> str | None:
+    """The part of the theme (a key of THEME_FILES) that serves `path`, or None."""
+    return next((source for source, prefixes in THEME_FILES.items() if path.startswith(prefixes)), None)
+
+
+@pytest.mark.parametrize("page", EDITION_BOX_PAGES)
+def test_bytes_before_the_reader_touches_a_box(browser: Any, compressing_site: str, served: dict,  # noqa: F811
+                                               html_dir: Path, page: str) -> None:
+    """A page with a box, loaded afresh (empty cache) from a site that serves it as its host
+    does, and left alone: every byte it fetched (the page and each resource, as the browser's
+    resource timing counts them on the wire), of which at most 1 MB beyond the theme's own
+    files (THEME_FILES); no model, tokenizer or runtime among them. Each request the site saw
+    is one the timing counted. Prints the bytes by kind, compressed and not, and the largest."""
+    page = box_page(html_dir, page)
+    site = compressing_site
     browser.execute_cdp_cmd("Network.clearBrowserCache", {})
     SITE_REQUESTS.clear()
     browser.get(site + page)
     wait_for(browser, "return document.readyState === 'complete' && "
                       "Array.from(document.querySelectorAll('.sf-widget.sf-live'))"
                       ".every((b) => b.querySelector('.sf-status').textContent.includes('MB'))")
-    time.sleep(2)  # anything late (fonts, MathJax's parts) has come
+    time.sleep(2)  # anything late (fonts, MathJax's parts, figures near the window) has come
     fetched = browser.execute_script(BYTES_BEFORE_INTERACTION)
-    kinds: dict[str, int] = {}
-    for path, size in fetched:
-        if path.startswith(BOX_FILES):
+    requested = sorted({request.split()[1].split("?")[0] for request in SITE_REQUESTS})
+    counted = {entry["path"] for entry in fetched}
+    assert set(requested) <= counted, f"requests the timing did not count: {set(requested) - counted}"
+    kinds: dict[str, list[int]] = {}
+    beyond: list[tuple[int, int, str]] = []
+    for entry in fetched:
+        # a Chinese page's files are the same files under /zh/ (its own build of the site)
+        path = entry["path"].removeprefix(f"/{ZH_DIR}") if page.startswith(f"{ZH_DIR}/") else entry["path"]
+        wire = entry["transfer"] or entry["encoded"]
+        source = theme_source(path)
+        if source is not None:
+            kind = f"theme ({source})"
+        elif path.startswith(BOX_FILES):
             kind = "boxes"
         elif path.startswith("/_static/mathjax/"):
             kind = "MathJax"
-        elif path.startswith(("/_static/", "/_images/")) and path != "/_static/scratchformer.css":
-            kind = "theme" if not path.startswith("/_images/") else "figures"
-        else:
+        elif path.startswith("/_images/"):
+            kind = "figures"
+        elif path.endswith(".html"):
             kind = "page"
-        kinds[kind] = kinds.get(kind, 0) + size
-    # (the boxes ask the runtime's size with HEAD, which fetches no body)
+        else:
+            kind = "book's own"
+        total = kinds.setdefault(kind, [0, 0])
+        total[0] += wire
+        total[1] += entry["decoded"]
+        if source is None:
+            beyond.append((wire, entry["decoded"], path))
+    beyond_wire = sum(wire for wire, _, _ in beyond)
+    beyond_decoded = sum(decoded for _, decoded, _ in beyond)
+    print(f"{page} before interaction, bytes on the wire (uncompressed): " + ", ".join(
+        f"{kind} {wire / 1e3:,.0f} kB ({decoded / 1e3:,.0f} kB)" for kind, (wire, decoded) in sorted(kinds.items()))
+        + f"; beyond the theme {beyond_wire / 1e3:,.0f} kB ({beyond_decoded / 1e3:,.0f} kB)")
+    largest = "\n".join(f"    {wire / 1e3:8,.1f} kB ({decoded / 1e3:,.1f} kB) {path}"
+                         for wire, decoded, path in sorted(beyond, reverse=True)[:12])
     heavy = [request for request in SITE_REQUESTS if request.startswith("GET ") and request.endswith(
         (".onnx", ".wasm", "tokenizer.json", "worker.mjs", "ort.wasm.min.mjs"))]
-    print(f"{page} before interaction: " + ", ".join(f"{kind} {size / 1e3:,.0f} kB" for kind, size in sorted(kinds.items()))
-          + f"; beyond the theme {sum(v for k, v in kinds.items() if k != 'theme') / 1e3:,.0f} kB")
     assert not heavy, heavy
-    assert kinds.get("boxes", 0) < BEFORE_INTERACTION_BYTES, kinds
+    assert beyond_wire < BEFORE_INTERACTION_BYTES, (
+        f"{page} fetched {beyond_wire:,} bytes beyond the theme's files; the largest:\n{largest}")
     check_offline_and_quiet(browser, site)
 
 

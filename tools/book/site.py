@@ -27,7 +27,10 @@ Registered in `_config.yml` (`sphinx: local_extensions`). It
   `scratchformer.attention`", styled by `_static/scratchformer.css`);
 - labels the bibliography like the citations ("Vaswani et al., 2017"), not [1], [2], ...;
 - loads tools/book/i18n.py, which builds the translated editions from the same execution and
-  links every page to the same page in the other language.
+  links every page to the same page in the other language;
+- loads tools/book/weight.py, which keeps what a page fetches small (code markup, lazy
+  figures, MathJax as the components the formulas need) and names MyST-NB's folded cells by
+  their visible words.
 
 What this deliberately does not handle: builders other than HTML (they get none of this),
 and MathJax 4 (its fonts live in separate npm packages).
@@ -219,6 +222,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_config_value("book_site_install_ref", "main", "html")
     app.setup_extension("book.rebuild")  # re-read pages whose source moved or whose cells failed
     app.setup_extension("book.i18n")  # the translated editions: glue, links between editions
+    app.setup_extension("book.weight")  # lighter pages: code markup, lazy figures, MathJax's parts
     app.connect("builder-inited", check_config)
     # After myst-nb (priority 500) has settled where its cache lives.
     app.connect("builder-inited", key_execution, priority=600)

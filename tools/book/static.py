@@ -21,9 +21,10 @@ from book import notebooks
 
 logger = logging.getLogger(__name__)
 
-MATHJAX_ENTRY = "tex-mml-chtml.js"
-# What the combined component loads lazily: TeX extensions, fonts, the menu, accessibility.
-MATHJAX_PARTS = [MATHJAX_ENTRY, "input", "output", "ui", "a11y", "sre", "adaptors"]
+MATHJAX_ENTRY = "startup.js"
+# The loader and the components it loads (tools/book/weight.py names them): the core, TeX
+# input and its extensions, HTML output and its fonts, the MathML for screen readers.
+MATHJAX_PARTS = [MATHJAX_ENTRY, "core.js", "input", "output", "a11y"]
 # ONNX Runtime Web (package.json pins it), for the models the pages run: its WebAssembly build
 # only, served from _static/ort/ like MathJax. Without it the pages say the runtime is missing.
 ORT_PACKAGE = "node_modules/onnxruntime-web"
