@@ -22,7 +22,7 @@ import pytest
 import torch
 
 from test_bert_imdb import toy_reviews, write_jsonl
-from command_line import cli, installed_cli, refused
+from command_line import installed_cli, refused
 from test_failures import timeless
 
 WRAPPER = '''
