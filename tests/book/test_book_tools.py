@@ -29,6 +29,7 @@ def section(text: str, heading: str) -> str:
     return text[:start] + text[end:]
 
 
+@pytest.mark.slow  # a minute: `make prepare` on a copy of the repository; `make test` runs it
 def test_a_scaffolded_chapter_passes_every_check_and_make_prepare(tmp_path: Path) -> None:
     """On a copy of the repository committed to git, so that the new chapter is the change that
     `make prepare` runs alone. Its fast-test step runs the copy's tests: one, that the package
