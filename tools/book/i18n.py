@@ -8,22 +8,8 @@ come from the same executed notebooks (the jupyter cache the English build fille
 
 It
 
-- glues numbers into translated paragraphs. MyST-NB resolves `{glue:text}` and `{glue:md}` from
-  the notebook renderer it keeps on the document only while it parses the page; Sphinx translates
-  a paragraph afterwards, by parsing its translation into a new, separate document (marked
-  `<translated>`), which has no renderer, and MyST-NB parses that as plain Markdown: the roles
-  found no data ("No key 'w' found in glue data for this document") and rendered nothing. Here
-  a translation is parsed with a notebook renderer whose glue data is the page's own, read from
-  the file MyST-NB wrote for it while reading the page a moment before (`<docname>.glue.json`,
-  the record it also reads for glue from other pages). The values are the English page's, from
-  the same outputs;
-- keeps what the notebook computed out of the catalogues: text inside cell outputs and glued
-  Markdown blocks is marked untranslatable (an output's numbers would otherwise become messages
-  that change with every run); the alt text of output images stays translatable;
-- marks glued Markdown (`{glue:md}`) with the class `pasted-markdown`, as MyST-NB marks glued
-  text with `pasted-text`, and both with `glue-key-<key>`, so that a test can compare every
-  glued value of the two editions. Where a glued phrase is words, not a number ("all of them"),
-  a chapter glues the translated edition's words too, under `<key>_zh`, from the same values;
+- glues numbers into translated paragraphs and keeps what the notebook computed out of the
+  catalogues (`tools/book/i18n_glue.py`);
 - links every page to the same page of the other edition, at its top and with a button in the
   header that stays on screen (`_static/language-switch.js` takes the reader to the section they
   are reading), and says, in the reader's language, when a page of a
@@ -43,23 +29,16 @@ What this deliberately does not handle: builders other than HTML and gettext.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from docutils import nodes
-from myst_nb.core.loggers import SphinxDocLogger
-from myst_nb.core.render import load_renderer
-from myst_nb.ext.glue.directives import PasteMarkdownDirective
-from myst_nb.ext.glue.roles import PasteMarkdownRole, PasteTextRole
-from myst_nb.sphinx_ import Parser as NotebookParser
-from myst_nb.sphinx_ import SphinxNbRenderer
-from myst_parser.parsers.mdit import create_md_parser
 from sphinx import addnodes
 from sphinx.application import Sphinx
-from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
 from sphinx.util.nodes import extract_messages
+
+from book.i18n_glue import ancestors
 
 logger = logging.getLogger(__name__)
 
@@ -72,8 +51,6 @@ EDITIONS: dict[str, dict[str, str]] = {
               "untranslated": "本页尚未译成中文，以下是英文原文。"},
 }
 REPORT = "translation-report.json"
-OUTPUT_ELEMENTS = {"cell_code_output"}
-LOCALE_PRIORITY = 20  # sphinx.transforms.i18n.Locale
 
 
 def edition(app: Sphinx) -> str:
@@ -91,112 +68,6 @@ def catalogue_path(root: Path, language: str, docname: str) -> Path:
 def is_translated(app: Sphinx, docname: str) -> bool:
     language = edition(app)
     return language != ENGLISH and catalogue_path(Path(app.srcdir), language, docname).is_file()
-
-
-def glue_file(output_folder: str | Path, docname: str) -> Path:
-    """The glue data MyST-NB writes for a page while reading it (myst_nb.sphinx_.Parser)."""
-    *folders, name = docname.split("/")
-    return Path(output_folder).joinpath(*folders, f"{name}.glue.json")
-
-
-@dataclass
-class PageGlue:
-    """What MyST-NB's glue roles ask of a notebook client: the page's glued outputs."""
-
-    glue_data: dict[str, Any] = field(default_factory=dict)
-
-
-class TranslatedNotebookParser(NotebookParser):
-    """MyST-NB's parser; a translated paragraph is parsed with the page's glue data at hand."""
-
-    def parse(self, inputstring: str, document: nodes.document) -> None:
-        if not document.current_source.endswith("<translated>"):
-            super().parse(inputstring, document)
-            return
-        env = document.settings.env
-        path = glue_file(env.mystnb_config.output_folder, env.docname)
-        if "{glue" not in inputstring or not path.is_file():
-            super().parse(inputstring, document)  # MyST-NB parses it as plain MyST
-            return
-        glue_data = json.loads(path.read_text(encoding="utf-8"))
-        nb_config = env.mystnb_config
-        parser = create_md_parser(env.myst_config, SphinxNbRenderer)
-        parser.options["document"] = document
-        parser.options["nb_config"] = nb_config
-        parser.options["nb_client"] = PageGlue(glue_data)
-        # The roles find the renderer on the document, as in MyST-NB's own parse.
-        document.attributes["nb_renderer"] = load_renderer(nb_config.render_plugin)(
-            parser.renderer, SphinxDocLogger(document))
-        try:
-            parser.render(inputstring)
-        finally:
-            document.attributes.pop("nb_renderer", None)
-
-
-def glue_key(text: str) -> str:
-    """The key of a glue role's text: `key`, `key:.3f` or `doc::key:.3f`."""
-    return text.split("::")[-1].split(":")[0]
-
-
-class MarkedPasteTextRole(PasteTextRole):
-    """`{glue:text}` as MyST-NB renders it (<span class="pasted-text">), with the class
-    `glue-key-<key>`."""
-
-    def run(self) -> tuple[list[nodes.Node], list[nodes.system_message]]:
-        pasted, messages = super().run()
-        for node in pasted:
-            if isinstance(node, nodes.Element):
-                node["classes"].append(f"glue-key-{glue_key(self.text)}")
-        return pasted, messages
-
-
-class MarkedPasteMarkdownRole(PasteMarkdownRole):
-    """`{glue:md}` as MyST-NB renders it, inside <span class="pasted-markdown glue-key-<key>">."""
-
-    def run(self) -> tuple[list[nodes.Node], list[nodes.system_message]]:
-        pasted, messages = super().run()
-        if not pasted:
-            return pasted, messages
-        classes = ["pasted-markdown", f"glue-key-{glue_key(self.text)}"]
-        return [nodes.inline("", "", *pasted, classes=classes)], messages
-
-
-class MarkedPasteMarkdownDirective(PasteMarkdownDirective):
-    """The `{glue:md}` directive as MyST-NB renders it, inside <div class="pasted-markdown">."""
-
-    def run(self) -> list[nodes.Node]:
-        pasted = super().run()
-        if not pasted or all(isinstance(node, nodes.system_message) for node in pasted):
-            return pasted
-        box = nodes.container("", *pasted, classes=["pasted-markdown"])
-        self.set_source_info(box)
-        return [box]
-
-
-def computed(node: nodes.Element) -> bool:
-    """Whether `node` sits in a cell's output or in glued Markdown: text the notebook computed."""
-    return any(isinstance(parent, nodes.container) and (
-        parent.get("nb_element") in OUTPUT_ELEMENTS or "pasted-markdown" in parent["classes"])
-        for parent in [node, *ancestors(node)])
-
-
-def ancestors(node: nodes.Node) -> list[nodes.Element]:
-    found = []
-    while node.parent is not None:
-        node = node.parent
-        found.append(node)
-    return found
-
-
-class KeepComputedTextUntranslated(SphinxTransform):
-    """Text the notebook computed is not a message; output images keep their alt text."""
-
-    default_priority = LOCALE_PRIORITY - 5
-
-    def apply(self, **kwargs: Any) -> None:
-        for node in self.document.findall(nodes.TextElement):
-            if computed(node):
-                node["translatable"] = False
 
 
 def record_untranslated_messages(app: Sphinx, doctree: nodes.document) -> None:
@@ -313,15 +184,6 @@ def add_language_link(app: Sphinx, pagename: str, templatename: str, context: di
     })
 
 
-def use_own_output_folder(app: Sphinx) -> None:
-    """The extraction of messages (gettext, pages not run) writes MyST-NB's files (notebooks,
-    glue data) among its doctrees, not over the English build's executed notebooks."""
-    if app.builder.name != "gettext":
-        return
-    folder = Path(app.doctreedir) / "jupyter_execute"
-    app.env.mystnb_config = app.env.mystnb_config.copy(output_folder=str(folder.resolve()))
-
-
 def write_report(app: Sphinx, exception: Exception | None) -> None:
     """`<build>/translation-report.json`: per translated page, the messages that need translating."""
     if exception is not None or edition(app) == ENGLISH or getattr(app.builder, "format", "") != "html":
@@ -340,14 +202,8 @@ def write_report(app: Sphinx, exception: Exception | None) -> None:
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    app.add_source_parser(TranslatedNotebookParser, override=True)
-    app.add_role_to_domain("glue", "text", MarkedPasteTextRole(), override=True)
-    app.add_role_to_domain("glue", "md", MarkedPasteMarkdownRole(), override=True)
-    app.add_directive_to_domain("glue", "md", MarkedPasteMarkdownDirective, override=True)
-    app.add_transform(KeepComputedTextUntranslated)
+    app.setup_extension("book.i18n_glue")  # glued numbers in translated paragraphs
     app.add_js_file("language-switch.js")
-    # After myst-nb (priority 500) has set its output folder.
-    app.connect("builder-inited", use_own_output_folder, priority=550)
     # Before Sphinx's collectors (500) take the tables of contents from the page.
     app.connect("doctree-read", translate_toctree_captions, priority=400)
     app.connect("doctree-read", record_untranslated_messages)
