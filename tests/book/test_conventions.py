@@ -263,11 +263,12 @@ def cell_source(body: list[str]) -> str:
     return "\n".join(body[start:])
 
 
-def teaching_cells(root: Path) -> list[tuple[str, int, str, bool]]:
-    """(chapter, line, code, folded) of each code cell of chapters 10-13."""
+def teaching_cells(root: Path, every_page: bool = False) -> list[tuple[str, int, str, bool]]:
+    """(chapter, line, code, folded) of each code cell of chapters 10-13 (of every page of the
+    book with `every_page`)."""
     cells = []
     for chapter in book.toc_chapters(root):
-        if TEACHING_CHAPTERS.match(chapter):
+        if every_page or TEACHING_CHAPTERS.match(chapter):
             for fence, body in code_cells((root / chapter).read_text(encoding="utf-8")):
                 folded = any(FOLDING_TAGS.match(line) for line in body[:12])
                 cells.append((chapter, fence, cell_source(body), folded))
@@ -304,9 +305,9 @@ def taught_but_folded(root: Path) -> list[str]:
 
 
 def checks_in_taught_cells(root: Path) -> list[str]:
-    """Shown cells of chapters 10-13 that call glue/glue_md/markdown_table or hold an assert."""
+    """Shown cells of every page that call glue/glue_md/markdown_table or hold an assert."""
     problems = []
-    for chapter, fence, source, folded in teaching_cells(root):
+    for chapter, fence, source, folded in teaching_cells(root, every_page=True):
         if folded:
             continue
         try:
