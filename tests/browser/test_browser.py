@@ -59,7 +59,7 @@ const started = Date.now();
 """
 
 # The page's height as a reader first sees it (folded cells closed); then, with every folded
-# cell opened, each code block, table or display equation wider than the box it sits in (a
+# cell opened, its height again, and each code block, table or display equation wider than the box it sits in (a
 # sideways scroll bar, or a cut-off formula).
 MEASURE_LAYOUT = """
 const height = document.documentElement.scrollHeight;
@@ -72,7 +72,7 @@ for (const el of document.querySelectorAll('pre, table, mjx-container[display="t
               + (el.textContent || '').trim().slice(0, 60));
   }
 }
-return {wide: wide, height: height};
+return {wide: wide, height: height, open_height: document.documentElement.scrollHeight};
 """
 
 WAIT_FOR_IMAGES = """
@@ -229,6 +229,21 @@ def test_page_lengths_in_screens(visit: Any) -> None:
     screens = {page: visit(page)["layout"]["height"] / 900 for page in ENGLISH_PAGES}
     print("\n" + "\n".join(f"{screens[page]:6.1f} screens  {page}" for page in ENGLISH_PAGES))
     assert all(value >= 1 for value in screens.values()), screens
+
+
+OPEN_SCREENS_AT_MOST = 40
+
+
+def test_chapters_10_to_13_fit_in_40_screens_with_every_fold_open(visit: Any) -> None:
+    """A screen budget met by folding is not met: chapters 10-13, every folded cell opened, are at
+    most 40 screens of 900 pixels at 1280 px wide."""
+    chapters = [page for page in ENGLISH_PAGES if re.match(r"1[0-3]_", Path(page).name)]
+    assert len(chapters) == 4, chapters
+    screens = {page: visit(page)["layout"]["open_height"] / 900 for page in chapters}
+    print("\n" + "\n".join(f"{screens[page]:6.1f} screens opened  {page}" for page in chapters))
+    too_long = {page: round(value, 1) for page, value in screens.items()
+                if value > OPEN_SCREENS_AT_MOST}
+    assert not too_long, f"over {OPEN_SCREENS_AT_MOST} screens with every fold open: {too_long}"
 
 
 def test_some_page_has_formulas(visit: Any) -> None:
