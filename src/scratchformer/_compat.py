@@ -118,6 +118,8 @@ NAME_MOVES: dict[str, dict[str, str]] = {
          "LAST_PRETRAINING", "snapshot_name", "pretrain", "load_pretrained_encoder", "pretrained_start",
          "encode_labelled"], "scratchformer.train.pretrain"),
 }
+# Chapter 13: the checks in front of the masking left the chapter's generated module.
+NAME_MOVES["scratchformer.pretrain"]["check_mask_inputs"] = "scratchformer.models.mask_checks"
 
 # What replaces a name that was removed rather than moved.
 REPLACED_BY = {
