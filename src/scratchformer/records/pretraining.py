@@ -1,0 +1,793 @@
+"""Chapter 13's recorded results: the pretraining runs, the fine-tuning of their snapshots,
+the recipe sweep and the GPT's transfer, read from `book/results/` and laid out as the
+tables and figures the chapter's argument needs.
+
+Written by hand, not exported. Each public function reads the records it needs, checks
+that they still say what the chapter's prose reads in them (a `ValueError` naming the
+reading that no longer holds), and returns a `Shown`: the table or figure, and the values
+the prose quotes, which the page glues with `glue_numbers`. Drawing needs matplotlib (the
+book's requirements). It does not handle records of other shapes than the scripts in
+`tools/records/ch13_*.py` write, nor runs other than the ones the chapter describes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import fmean
+from typing import Any
+
+from IPython.display import Markdown
+
+from scratchformer.measure.statistics import paired_difference
+from scratchformer.records.pages import glue_md, markdown_table
+from scratchformer.runs.hardware import busy_note, recorded_load
+
+
+@dataclass
+class Shown:
+    """What a cell shows (a Markdown `table`, when there is one) and the values the prose
+    quotes: `text` is glued as text, `markdown` as Markdown.
+
+    Described in chapter 13, "The recorded runs"."""
+
+    table: Markdown | None = None
+    text: dict[str, object] = field(default_factory=dict)
+    markdown: dict[str, str] = field(default_factory=dict)
+
+
+def glue_numbers(shown: Shown) -> None:
+    """Glue every value of `shown` for the prose.
+
+    Described in chapter 13, "The recorded runs"."""
+    from myst_nb import glue
+
+    for name, text in shown.text.items():
+        glue(name, text, display=False)
+    for name, text in shown.markdown.items():
+        glue_md(name, text)
+
+
+def escaped_table(header: list[str], rows: list[list[object]]) -> Markdown:
+    """A Markdown table whose cells are one line each, their Markdown marks escaped (tokens
+    such as `*` or `[MASK]` show as they are).
+
+    Described in chapter 13, "Masking"."""
+    def cell(value: object) -> str:
+        return re.sub(r"([][\\`*_<>#|~])", r"\\\1", " ".join(str(value).split()))
+
+    return markdown_table(header, [[cell(value) for value in row] for row in rows])
+
+
+def _check(holds: bool, reading: str) -> None:
+    """Refuse a record that no longer supports what the prose reads in it."""
+    if not holds:
+        raise ValueError(f"the recorded results no longer support the chapter's reading: "
+                         f"{reading}; rewrite the prose before the page")
+
+
+def _read(results: Path, name: str) -> dict:
+    return json.loads((Path(results) / name).read_text())
+
+
+def mean_sd(values: list[float]) -> tuple[float, float]:
+    """Mean and sample standard deviation (0 for a single value).
+
+    Described in chapter 13, "When does pretraining pay?"."""
+    mean = sum(values) / len(values)
+    if len(values) == 1:
+        return mean, 0.0
+    return mean, (sum((v - mean) ** 2 for v in values) / (len(values) - 1)) ** 0.5
+
+
+def question_table(results: Path) -> Shown:
+    """Chapter 11's baselines and its Transformer from scratch, on the test split.
+
+    Described in chapter 13, "The question"."""
+    from_scratch_run = _read(results, "imdb_cpu.json")
+    baselines = _read(results, "imdb_baselines.json")
+    rows = [[row["model"], f"{row['accuracy']:.2%}"] for row in baselines["test"]]
+    rows.append(["Transformer from scratch (chapter 11, cpu preset)",
+                 f"{from_scratch_run['test']['accuracy']:.2%}"])
+    nbsvm = next(r for r in baselines["test"] if r["model"].startswith("NBSVM"))
+    return Shown(escaped_table(["model", "test accuracy"], rows),
+                 {"scratch_accuracy": f"{from_scratch_run['test']['accuracy']:.2%}",
+                  "nbsvm_accuracy": f"{nbsvm['accuracy']:.2%}"})
+
+
+def _context_free(recorded: dict) -> tuple[dict[str, float], float]:
+    """The best loss without context at each kind of chosen position (see "What the model
+    learned"), and at the 80/10/10 mix of them: the frequencies at [MASK]; a token in view
+    is the original half the time."""
+    frequencies_alone = recorded["loss_by_position"]["frequencies alone"]
+    context_free = {"[MASK]": frequencies_alone["[MASK]"], "own token": math.log(2),
+                    "random token": frequencies_alone["random token"] + math.log(2)}
+    mixture_floor = (0.8 * context_free["[MASK]"] + 0.1 * context_free["own token"]
+                     + 0.1 * context_free["random token"])
+    return context_free, mixture_floor
+
+
+def recorded_runs(results: Path) -> Shown:
+    """The two recorded pretraining runs (masked LM and ELECTRA): size, steps, tokens,
+    minutes, final validation loss; and how the masked LM's loss ends against the best
+    loss without context.
+
+    Described in chapter 13, "The recorded runs"."""
+    recorded = _read(results, "pretrain_cpu.json")
+    runs = recorded["pretraining"]
+    rows: list[list[object]] = []
+    text: dict[str, object] = {}
+    for objective, run in runs.items():
+        last = run["history"][-1]
+        tokens = last["windows_seen"] * run["settings"]["window"]
+        rows.append([objective, f"{run['encoder_parameters']:,}", f"{last['step']:,}",
+                     f"{tokens / 1e6:.1f} M", f"{last['seconds'] / 60:.1f}",
+                     f"{last['val_loss']:.3f}"])
+        text[f"{objective}_steps"] = f"{last['step']:,}"
+        text[f"{objective}_minutes"] = f"{last['seconds'] / 60:.0f}"
+        text[f"{objective}_tokens"] = f"{tokens / 1e6:.0f} million"
+    _, mixture_floor = _context_free(recorded)
+    mlm_run = runs["mlm"]
+    stream_tokens = mlm_run["data"]["training_tokens"]
+    final_loss = mlm_run["history"][-1]["val_loss"]
+    text.update({
+        "mixture_floor": f"{mixture_floor:.2f}",
+        "stream_tokens": f"{stream_tokens / 1e6:.1f} million",
+        "mlm_passes": f"{mlm_run['history'][-1]['windows_seen'] * 256 / stream_tokens:.1f}",
+        "mlm_final_loss": f"{final_loss:.2f}",
+        "mixture_gap": f"{mixture_floor - final_loss:.2f}",
+    })
+    _check(0 < mixture_floor - final_loss < 0.2,
+           "the masked LM ends just under the context-free mark, not far below it")
+    return Shown(escaped_table(["objective", "encoder parameters", "steps", "tokens read",
+                                 "minutes", "validation loss"], rows), text)
+
+
+def pretraining_commands(results: Path) -> list[str]:
+    """The commands of the recorded pretraining runs (the record holds every fine-tuning
+    run's too).
+
+    Described in chapter 13, "The recorded runs"."""
+    return _read(results, "pretrain_cpu.json")["commands"][:3]
+
+
+def electra_losses(results: Path) -> Shown:
+    """Three panels of held-out loss against minutes: the masked LM, ELECTRA's generator
+    and its discriminator, each with the line a model without context reaches; the values
+    the prose quotes of ELECTRA's last snapshot.
+
+    Described in chapter 13, "The recorded runs"."""
+    import matplotlib.pyplot as plt
+
+    recorded = _read(results, "pretrain_cpu.json")
+    runs = recorded["pretraining"]
+    frequencies_alone = recorded["loss_by_position"]["frequencies alone"]
+    _, mixture_floor = _context_free(recorded)
+    electra_parts = _read(results, "pretrain_electra_losses_cpu.json")
+    # The snapshots come from a rerun of the recorded ELECTRA command with snapshots kept;
+    # it trained the same model: the same validation loss at every step the record holds.
+    rerun = {r["step"]: r["val_loss"] for r in electra_parts["run"]["history"]}
+    _check(all(rerun[r["step"]] == r["val_loss"] for r in runs["electra"]["history"]),
+           "the rerun of ELECTRA reproduces every validation loss of the record")
+    trained = [step for step in electra_parts["snapshots"] if int(step) > 0]  # as MLM's
+    recorded_seconds = {r["step"]: r["seconds"] for r in runs["electra"]["history"]}
+    parts_minutes = [recorded_seconds[int(step)] / 60 for step in trained]  # record's clock
+    parts = [electra_parts["snapshots"][step] for step in trained]
+    fig, (left, middle, right) = plt.subplots(1, 3, figsize=(8.4, 3.1))
+    history = runs["mlm"]["history"]
+    left.plot([r["seconds"] / 60 for r in history], [r["val_loss"] for r in history], "o-")
+    left.axhline(mixture_floor, color="gray", linestyle="--")
+    middle.plot(parts_minutes, [p["generator"] for p in parts], "o-", color="C1")
+    middle.axhline(mixture_floor, color="gray", linestyle="--")  # the same windows, masks
+    right.plot(parts_minutes, [p["replaced_token"] for p in parts], "o-", color="C1")
+    right.plot(parts_minutes, [p["always_the_share"] for p in parts], color="gray",
+               linestyle="--")  # the share replaced falls as the generator improves
+    for axis, title in ((left, "MLM"), (middle, "ELECTRA generator"),
+                        (right, "ELECTRA discriminator")):
+        axis.set_title(title, fontsize=10)
+        axis.set_xlabel("minutes of pretraining")
+        axis.grid(alpha=0.3)
+    left.set_ylabel("held-out loss (nats)")
+    fig.tight_layout()
+    plt.show()
+    last_parts = parts[-1]
+    # The generator is judged on the masked-LM run's held-out windows and masks: token
+    # frequencies there score the same mix as in the masked LM's record.
+    frequencies_mix = sum(share * frequencies_alone[kind] for share, kind in (
+        (0.8, "[MASK]"), (0.1, "own token"), (0.1, "random token")))
+    _check(abs(electra_parts["frequencies_at_chosen"] - frequencies_mix) < 0.01,
+           "the generator is judged on the masked LM's windows and masks")
+    rtd_margin = last_parts["always_the_share"] - last_parts["replaced_token"]
+    _check(last_parts["generator"] > mixture_floor,
+           "the generator ends above the best loss without context")
+    verdict = ("learned to spot replacements" if rtd_margin > 0.05 else
+               "barely did better than always answering the share of replaced tokens"
+               if rtd_margin > 0.001 else "did no better than always answering the share "
+               "of replaced tokens")
+    return Shown(text={"electra_generator_last": f"{last_parts['generator']:.2f}",
+                       "electra_rtd_last": f"{last_parts['replaced_token']:.3f}",
+                       "electra_rtd_floor": f"{last_parts['always_the_share']:.3f}",
+                       "electra_replaced_share": f"{last_parts['replaced_share']:.1%}",
+                       "electra_rtd_margin": f"{rtd_margin:.3f}"},
+                 markdown={"electra_rtd_verdict": verdict})
+
+
+def throughput(results: Path) -> Shown:
+    """Tokens per second of both objectives at windows of 128 and 256 tokens
+    (`benchmarks/pretraining.py`), with its command and the machine's load.
+
+    Described in chapter 13, "The recorded runs"."""
+    record = _read(results, "pretraining_throughput.json")
+    print(record["command"] + busy_note(record))
+    speed = {(r["objective"], r["window"]): r["speed_vs_mlm_256"] for r in record["rows"]}
+    return Shown(
+        escaped_table(["objective", "window", "tokens per second",
+                        "speed vs masked LM, 256"],
+                       [[r["objective"], r["window"], f"{r['tokens_per_second']:,.0f}",
+                         f"{r['speed_vs_mlm_256']:.2f}x"] for r in record["rows"]]),
+        {"electra_step_cost": f"{1 / speed[('electra', 256)]:.1f}",
+         "short_window_speedup": f"{speed[('mlm', 128)]:.2f}"})
+
+
+def _arms(recorded: dict) -> list[dict]:
+    """One summary per fine-tuning arm (a snapshot, fine-tuned with several seeds): its
+    name, pretraining and fine-tuning minutes, and test and validation mean and sd."""
+    runs = recorded["pretraining"]
+    arms: dict[str, list[dict]] = {}
+    for run in recorded["fine_tuning"]:
+        arms.setdefault(run["arm"], []).append(run)
+    snapshot_minutes = {objective: {int(step): seconds / 60 for step, seconds
+                                    in run["snapshot_seconds"].items()}
+                        for objective, run in runs.items()}
+    summary = []
+    for arm, members in arms.items():
+        first = members[0]
+        pretrain_minutes = snapshot_minutes[first["objective"]][first["snapshot_step"]]
+        test = mean_sd([m["test_accuracy"] for m in members])
+        val = mean_sd([m["validation_accuracy"] for m in members])
+        finetune_minutes = sum(m["seconds"]["total"] for m in members) / len(members) / 60
+        name = ("from scratch" if first["snapshot_step"] == 0 else
+                f"{'MLM' if first['objective'] == 'mlm' else 'ELECTRA'}, "
+                f"{first['snapshot_step']:,} steps")
+        if first["epochs"] > 1:
+            name += f", {first['epochs']} epochs"
+        summary.append({"arm": arm, "name": name, "objective": first["objective"],
+                        "step": first["snapshot_step"], "epochs": first["epochs"],
+                        "pretrain_minutes": pretrain_minutes,
+                        "finetune_minutes": finetune_minutes,
+                        "seeds": len(members), "test": test, "val": val})
+    summary.sort(key=lambda s: (s["objective"] != "mlm", s["epochs"], s["step"]))
+    return summary
+
+
+def _shown(accuracy: tuple[float, float], seeds: int) -> str:
+    """Mean ± standard deviation over the seeds, or the one value."""
+    mean, sd = accuracy
+    return f"{mean:.2%} ± {sd:.2%}" if seeds > 1 else f"{mean:.2%}"
+
+
+def fine_tuning_arms(results: Path) -> Shown:
+    """Every snapshot fine-tuned (three seeds each) and the longer run from scratch:
+    pretraining and fine-tuning minutes, validation and test accuracy.
+
+    Described in chapter 13, "When does pretraining pay?"."""
+    recorded = _read(results, "pretrain_cpu.json")
+    summary = _arms(recorded)
+    loads = [recorded_load(run) for run in recorded["fine_tuning"]]
+    highest = max(max(load["start"], load["end"]) for load in loads)
+    note = "" if not any(load["busy"] for load in loads) else (
+        f"These runs were timed two at a time on the two cores (one-minute load up to "
+        f"{highest:.1f}): measured on a busy machine, their minutes compare with one "
+        "another, not with the quiet runs of other chapters.")
+    return Shown(escaped_table(
+        ["encoder", "pretraining minutes", "fine-tuning minutes", "seeds",
+         "validation accuracy", "test accuracy"],
+        [[s["name"], f"{s['pretrain_minutes']:.0f}", f"{s['finetune_minutes']:.1f}",
+          s["seeds"], _shown(s["val"], s["seeds"]), _shown(s["test"], s["seeds"])]
+         for s in summary]), {"timing_note": note})
+
+
+def fine_tuning_figure(results: Path) -> None:
+    """Test accuracy against total minutes on one core: the masked LM's snapshots, ELECTRA
+    and the longer run from scratch, with error bars over the seeds.
+
+    Described in chapter 13, "When does pretraining pay?"."""
+    import matplotlib.pyplot as plt
+
+    summary = _arms(_read(results, "pretrain_cpu.json"))
+    fig, axis = plt.subplots(figsize=(7, 3.6))
+    curve = [s for s in summary if s["objective"] == "mlm" and s["epochs"] == 1]
+    axis.errorbar([s["pretrain_minutes"] + s["finetune_minutes"] for s in curve],
+                  [100 * s["test"][0] for s in curve],
+                  yerr=[100 * s["test"][1] for s in curve],
+                  fmt="o-", capsize=3, label="MLM snapshots, then 1 epoch of fine-tuning")
+    for s in summary:
+        if s["objective"] == "electra":
+            axis.errorbar(s["pretrain_minutes"] + s["finetune_minutes"],
+                          100 * s["test"][0], yerr=100 * s["test"][1], fmt="s",
+                          capsize=3, color="C1", label="ELECTRA, then 1 epoch of fine-tuning")
+        if s["epochs"] > 1:
+            axis.errorbar(s["finetune_minutes"], 100 * s["test"][0],
+                          yerr=100 * s["test"][1], fmt="^", capsize=3, color="C2",
+                          label=f"from scratch, {s['epochs']} epochs")
+    axis.set_xlabel("total minutes on one core (pretraining + fine-tuning)")
+    axis.set_ylabel("test accuracy (%)")
+    axis.grid(alpha=0.3)
+    # Below the axes, clear of the error bars.
+    axis.legend(fontsize=10, loc="upper left", bbox_to_anchor=(0, -0.2))
+    fig.tight_layout()
+    plt.show()
+
+
+def _compared(recorded: dict) -> dict[str, Any]:
+    """The arms the prose compares (from scratch, six epochs, the best on validation, the
+    last masked-LM snapshot, ELECTRA, the masked LM at ELECTRA's time) and a function for
+    the paired difference of two arms' test accuracies."""
+    summary = _arms(recorded)
+    by_arm = {s["arm"]: s for s in summary}
+    pretrained = [s for s in summary if s["step"] > 0]
+    electra = next(s for s in pretrained if s["objective"] == "electra")
+    test_by_seed: dict[str, dict[int, float]] = {}
+    for run in recorded["fine_tuning"]:
+        test_by_seed.setdefault(run["arm"], {})[run["seed"]] = 100 * run["test_accuracy"]
+
+    def paired_arms(a: dict, b: dict) -> dict:
+        """Arm `a` minus arm `b`, seed by seed, in points, with its 95% t-interval."""
+        seeds = sorted(set(test_by_seed[a["arm"]]) & set(test_by_seed[b["arm"]]))
+        return paired_difference([test_by_seed[a["arm"]][s] for s in seeds],
+                                 [test_by_seed[b["arm"]][s] for s in seeds])
+
+    return {
+        "summary": summary, "paired_arms": paired_arms,
+        "scratch": by_arm["mlm0"], "longer": by_arm["scratch_long"],
+        "best": max(pretrained, key=lambda s: s["val"][0]),  # on validation, never test
+        "mlm_final": max((s for s in pretrained if s["objective"] == "mlm"),
+                         key=lambda s: s["step"]),
+        "electra": electra,
+        "mlm_same_time": min((s for s in pretrained if s["objective"] == "mlm"),
+                             key=lambda s: abs(s["pretrain_minutes"]
+                                               - electra["pretrain_minutes"])),
+    }
+
+
+def arm_differences(results: Path) -> Shown:
+    """The differences between arms that the prose reads, each with the 95% t-interval of
+    its seed-by-seed differences.
+
+    Described in chapter 13, "When does pretraining pay?"."""
+    recorded = _read(results, "pretrain_cpu.json")
+    arms = _compared(recorded)
+    paired_arms = arms["paired_arms"]
+    scratch, longer, best = arms["scratch"], arms["longer"], arms["best"]
+    electra, mlm_same_time = arms["electra"], arms["mlm_same_time"]
+
+    def points(a: dict, b: dict) -> str:
+        return f"{100 * (a['test'][0] - b['test'][0]):+.2f}"
+
+    def interval(a: dict, b: dict) -> str:
+        difference = paired_arms(a, b)
+        return f"{difference['low']:+.2f} to {difference['high']:+.2f}"
+
+    text: dict[str, object] = {}
+    for name in ("scratch", "longer", "best", "mlm_final", "electra", "mlm_same_time"):
+        arm = arms[name]
+        text[f"{name}_test"] = f"{arm['test'][0]:.2%}"
+        text[f"{name}_sd"] = f"{arm['test'][1]:.2%}"
+        text[f"{name}_total_minutes"] = f"{arm['pretrain_minutes'] + arm['finetune_minutes']:.0f}"
+        text[f"{name}_name"] = arm["name"]
+    text.update({
+        "best_gain": points(best, scratch), "best_interval": interval(best, scratch),
+        "electra_vs_mlm": points(electra, mlm_same_time),
+        "electra_vs_mlm_interval": interval(electra, mlm_same_time),
+        "electra_vs_scratch": points(electra, scratch),
+        "electra_vs_scratch_interval": interval(electra, scratch),
+        "best_vs_longer": points(best, longer),
+        "same_compute_gain": points(mlm_same_time, longer),
+    })
+    for a, b in ((best, scratch), (electra, scratch), (electra, mlm_same_time)):
+        difference = paired_arms(a, b)
+        _check(difference["low"] <= 0 <= difference["high"],
+               f"the 95% interval of {a['name']} against {b['name']} holds zero")
+    _check(electra["test"][1] == max(s["test"][1] for s in arms["summary"]),
+           "ELECTRA's seeds spread the widest")
+    long_run = next(r for r in recorded["fine_tuning"] if r["arm"] == "scratch_long")
+    _check(max(long_run["history"], key=lambda r: r["val_accuracy"])["epoch"] < 6,
+           "six epochs from scratch peaked on validation before the last epoch")
+    return Shown(text=text)
+
+
+def everything_table(results: Path) -> Shown:
+    """Chapter 11's baselines and Transformer and every arm here, with their minutes.
+
+    Described in chapter 13, "When does pretraining pay?"."""
+    from_scratch_run = _read(results, "imdb_cpu.json")
+    baselines = _read(results, "imdb_baselines.json")
+    rows = [[row["model"], f"{row['accuracy']:.2%}", f"{row['seconds']['total'] / 60:.1f}"]
+            for row in baselines["test"]]
+    rows.append(["Transformer from scratch, GPT-2's tokens, 2 epochs (chapter 11)",
+                 f"{from_scratch_run['test']['accuracy']:.2%}",
+                 f"{from_scratch_run['seconds']['total'] / 60:.1f}"])
+    for s in _arms(_read(results, "pretrain_cpu.json")):
+        what = ("Transformer from scratch, " if s["step"] == 0 else
+                f"pretrained ({s['name']}), then ") + f"{s['epochs']} epoch(s)"
+        seeds = f" ({s['seeds']} seeds)" if s["seeds"] > 1 else " (1 seed)"
+        rows.append([what, _shown(s["test"], s["seeds"]) + seeds,
+                     f"{s['pretrain_minutes'] + s['finetune_minutes']:.1f}"])
+    return Shown(escaped_table(["model", "test accuracy", "minutes"], rows))
+
+
+def loss_by_position(results: Path) -> Shown:
+    """The masked LM's held-out loss at each snapshot, split by what a position shows
+    ([MASK], a random token, its own token), each beside the best without context.
+
+    Described in chapter 13, "What the model learned"."""
+    import matplotlib.pyplot as plt
+
+    recorded = _read(results, "pretrain_cpu.json")
+    context_free, _ = _context_free(recorded)
+    by_position = recorded["loss_by_position"]
+    steps = sorted(int(step) for step in by_position["snapshots"])
+    kinds = ["[MASK]", "random token", "own token"]
+    fig, axis = plt.subplots(figsize=(7, 3.4))
+    for i, kind in enumerate(kinds):
+        axis.plot(steps, [by_position["snapshots"][str(step)][kind] for step in steps],
+                  "o-", color=f"C{i}", label=f"positions showing {kind}")
+        axis.axhline(context_free[kind], color=f"C{i}", linestyle=":", linewidth=1)
+    axis.set_xlabel("pretraining step")
+    axis.set_ylabel("loss (nats)")
+    axis.set_title("dotted: the best without context", fontsize=10)
+    axis.legend(fontsize=10)
+    axis.grid(alpha=0.3)
+    fig.tight_layout()
+    plt.show()
+    last_step = str(steps[-1])
+    at_mask = by_position["snapshots"][last_step]["[MASK]"]
+    frequencies_at_mask = by_position["frequencies alone"]["[MASK]"]
+    _check(0 <= frequencies_at_mask - at_mask < 0.2,
+           "almost nothing is learned from context at [MASK] positions")
+    return Shown(text={
+        "loss_at_mask": f"{at_mask:.2f}", "frequencies_at_mask": f"{frequencies_at_mask:.2f}",
+        "loss_at_own": f"{by_position['snapshots'][last_step]['own token']:.2f}",
+        "mask_gain": f"{frequencies_at_mask - at_mask:.2f}",
+        "recorded_gain_last": f"{frequencies_at_mask - at_mask:.2f}"})
+
+
+def predictions_table(results: Path) -> Shown:
+    """The five likeliest tokens at a hidden word of a few sentences, untrained and after
+    the recorded masked-LM run.
+
+    Described in chapter 13, "What the model learned"."""
+    predictions = _read(results, "pretrain_cpu.json")["predictions"]
+    rows = []
+
+    def top(entry: dict) -> str:
+        return ", ".join(f"{t['token'].strip() or repr(t['token'])} "
+                         f"({t['probability']:.2f})" for t in entry["top"])
+
+    for before, after in zip(predictions["before"], predictions["after"]):
+        rows.append([before["sentence"], top(before), top(after)])
+    after_step = f"after {predictions['after_step']:,} steps"
+    return Shown(escaped_table(["sentence", "untrained", after_step], rows))
+
+
+def _plateau_verdict(gain: float) -> str:
+    """How far below the frequencies at [MASK] a run ended, in words."""
+    return ("left the plateau" if gain > 0.5 else
+            "began to leave the plateau" if gain > 0.1 else "stayed on the plateau")
+
+
+def recipe_sweep(results: Path) -> Shown:
+    """The loss at [MASK] against minutes for the recorded recipe and the sweep's
+    (`tools/records/ch13_mlm_sweep.py`), with each run's command; how far each ended below
+    the frequencies.
+
+    Described in chapter 13, "Another recipe?"."""
+    import matplotlib.pyplot as plt
+
+    recorded = _read(results, "pretrain_cpu.json")
+    runs = recorded["pretraining"]
+    frequencies_at_mask = recorded["loss_by_position"]["frequencies alone"]["[MASK]"]
+    sweep = _read(results, "pretrain_sweep_cpu.json")
+    preset = runs["mlm"]["model_config"]
+    recipes = {"recorded: lr 0.001, dropout 0.1, 15%": (
+        recorded["loss_by_position"], runs["mlm"]["snapshot_seconds"], preset)}
+    for run in sorted(sweep["runs"].values(), key=lambda r: r["model_config"]["d_model"]):
+        print(run["command"])
+        settings, config = run["settings"], run["model_config"]
+        name = (f"lr {settings['lr']:g}, dropout {config['dropout']:g}, "
+                f"{settings['mask_prob']:.0%}")
+        if (config["d_model"], config["num_layers"]) != (preset["d_model"],
+                                                         preset["num_layers"]):
+            name += f"; width {config['d_model']}, {config['num_layers']} blocks"
+        seconds = {"0": 0.0, **{str(r["step"]): r["seconds"] for r in run["history"]}}
+        recipes[name] = (run["loss_by_position"], seconds, config)
+    fig, axis = plt.subplots(figsize=(7, 3.6))
+    for i, (name, (losses, seconds, _)) in enumerate(recipes.items()):
+        steps = sorted(int(step) for step in losses["snapshots"] if int(step) > 0)
+        axis.plot([seconds[str(s)] / 60 for s in steps],
+                  [losses["snapshots"][str(s)]["[MASK]"] for s in steps], "o-",
+                  color=f"C{i}", label=name)
+    axis.axhline(frequencies_at_mask, color="gray", linestyle=":", linewidth=1)
+    axis.set_xlabel("minutes of pretraining (one core)")
+    axis.set_ylabel("loss at [MASK] (nats)")
+    axis.legend(fontsize=9)
+    axis.grid(alpha=0.3)
+    fig.tight_layout()
+    plt.show()
+
+    def last_loss(losses: dict) -> tuple[int, float]:
+        """A run's last snapshot: its step and its loss at [MASK]."""
+        step = max(int(step) for step in losses["snapshots"])
+        return step, losses["snapshots"][str(step)]["[MASK]"]
+
+    swept = list(recipes.items())[1:]  # the sweep's runs, not the recorded one
+    sweep_gains = {name: losses["frequencies alone"]["[MASK]"] - last_loss(losses)[1]
+                   for name, (losses, _, _) in swept}
+    narrow = [name for name, (_, _, config) in swept
+              if config["d_model"] == preset["d_model"]]
+    best_recipe = max(narrow, key=sweep_gains.get)
+    wide_name, (wide_losses, wide_seconds, wide_config) = next(
+        (name, run) for name, run in swept if name not in narrow)
+    wide_steps, _ = last_loss(wide_losses)
+    narrow_minutes = [seconds[str(last_loss(losses)[0])] / 60
+                      for name, (losses, seconds, _) in swept if name in narrow]
+    return Shown(text={
+        "sweep_best": best_recipe, "sweep_best_gain": f"{sweep_gains[best_recipe]:.2f}",
+        "sweep_gains": ", ".join(f"{sweep_gains[name]:.2f}" for name in narrow),
+        "wide_width": wide_config["d_model"],
+        "wide_blocks": wide_config["num_layers"],
+        "wide_steps": f"{wide_steps:,}",
+        "wide_minutes": f"{wide_seconds[str(wide_steps)] / 60:.0f}",
+        "narrow_minutes": f"{min(narrow_minutes):.0f} to {max(narrow_minutes):.0f}",
+        "wide_gain": f"{sweep_gains[wide_name]:.2f}",
+    }, markdown={"sweep_verdict": _plateau_verdict(sweep_gains[best_recipe]),
+                 "wide_verdict": _plateau_verdict(sweep_gains[wide_name])})
+
+
+def transfer_selection(results: Path) -> Shown:
+    """The learning rates tried for the GPT classifier (seed 0, 1,000 labels) and the one
+    chosen on validation for each start.
+
+    Described in chapter 13, "Pretrained against from scratch"."""
+    transfer = _read(results, "transfer_cpu.json")
+    choices = sorted(transfer["selection"], key=lambda r: (r["init"], r["lr"]))
+    chosen = {init: max((r for r in choices if r["init"] == init),
+                        key=lambda r: r["validation_accuracy"])["lr"] for init in
+              ("pretrained", "scratch")}
+    snapshot_step = next(r["gpt"]["step"] for r in choices if r["init"] == "pretrained")
+    for init, lr in chosen.items():
+        tried = sorted(r["lr"] for r in choices if r["init"] == init)
+        _check(tried[0] < lr < tried[-1], f"the chosen rate of the {init} arm lies inside "
+               "the grid, not at an edge (a wider grid might beat it)")
+    return Shown(escaped_table(
+        ["start", "learning rate", "validation % (seed 0, 1,000 labels)", "chosen"],
+        [[r["init"], r["lr"], f"{100 * r['validation_accuracy']:.2f}",
+          "yes" if chosen[r["init"]] == r["lr"] else ""] for r in choices]),
+        {"selection_snapshot_step": f"{snapshot_step:,}"})
+
+
+def gpt_context(results: Path) -> Shown:
+    """Each pretrained GPT's bits per byte against chapter 12's Kneser-Ney models, and its
+    loss when it may read only the last 1, 2, 4, ... tokens.
+
+    Described in chapter 13, "Pretrained against from scratch"."""
+    gpt_runs = _read(results, "transfer_cpu.json")["pretraining"]
+    ngrams = _read(results, "gpt_ngrams.json")["runs"]
+    contexts = list(next(iter(gpt_runs.values()))["loss_by_context"])
+    rows = []
+    for name, run in gpt_runs.items():
+        scores = run["heldout"]["bits_per_byte"]
+        four_gram = ngrams[name]["models"]["Kneser-Ney 4-gram"]["bits_per_byte"]
+        _check(abs(ngrams[name]["models"]["GPT"]["bits_per_byte"] - scores["GPT"]) < 1e-9,
+               "chapter 12's n-gram record scores the same GPT")
+        rows.append([name, f"{scores['GPT']:.3f}", f"{scores['Kneser-Ney bigram']:.3f}",
+                     f"{four_gram:.3f}",
+                     *(f"{run['loss_by_context'][c]:.2f}" for c in contexts)])
+    gained = [run["loss_by_context"]["1"] - run["loss_by_context"][contexts[-1]]
+              for run in gpt_runs.values()]
+    four_grams = [ngrams[n]["models"]["Kneser-Ney 4-gram"] for n in gpt_runs]
+    _check(min(gained) > 0.1, "the longest view beats the last token by over a tenth of a nat")
+    _check(all(ngrams[n]["models"]["GPT"]["minus"]["Kneser-Ney 4-gram"]["interval_95"][0] > 0
+               for n in gpt_runs), "the 4-gram beats both GPTs")
+    return Shown(
+        escaped_table(["run", "GPT bits/byte", "KN bigram", "KN 4-gram",
+                        *(f"last {c}" for c in contexts)], rows),
+        {"longest_context": contexts[-1],
+         "context_gain": " and ".join(f"{g:.2f}" for g in gained),
+         "gpt_bpb": " and ".join(f"{r['heldout']['bits_per_byte']['GPT']:.3f}"
+                                 for r in gpt_runs.values()),
+         "kn_bpb": " and ".join(f"{r['heldout']['bits_per_byte']['Kneser-Ney bigram']:.3f}"
+                                for r in gpt_runs.values()),
+         "kn4_bpb": " and ".join(f"{g['bits_per_byte']:.3f}" for g in four_grams)})
+
+
+def _gpt_arms(transfer: dict) -> dict[tuple[int, str], list[dict]]:
+    """The GPT classifier's fine-tuning runs by (labels, start)."""
+    by_arm: dict[tuple[int, str], list[dict]] = {}
+    for run in transfer["fine_tuning"]:
+        by_arm.setdefault((run["labels"], run["init"]), []).append(run)
+    return by_arm
+
+
+def _gpt_gain(by_arm: dict, pretrained: list[dict], labels: int) -> dict:
+    """Pretrained runs minus the from-scratch runs with `labels` labels, seed by seed, in
+    points, with its 95% t-interval."""
+    scratch_by_seed = {r["seed"]: r for r in by_arm[labels, "scratch"]}
+    pairs = [(100 * r["test_accuracy"], 100 * scratch_by_seed[r["seed"]]["test_accuracy"])
+             for r in pretrained if r["seed"] in scratch_by_seed]
+    return paired_difference(*zip(*pairs))
+
+
+def gpt_transfer_table(results: Path) -> Shown:
+    """The GPT classifier, pretrained and from scratch, for each count of labels: seeds,
+    learning rate, validation and test accuracy, minutes in all.
+
+    Described in chapter 13, "Pretrained against from scratch"."""
+    transfer = _read(results, "transfer_cpu.json")
+    pretraining_minutes = transfer["pretraining_train_seconds"] / 60
+    rows = []
+    for (labels, init), members in sorted(_gpt_arms(transfer).items()):
+        minutes = fmean(m["train_seconds"] for m in members) / 60
+        total = minutes + (pretraining_minutes if init == "pretrained" else 0)
+        validation = mean_sd([m["validation_accuracy"] for m in members])
+        test = mean_sd([m["test_accuracy"] for m in members])
+        rows.append([f"{labels:,}", init, len(members), members[0]["lr"],
+                     f"{100 * validation[0]:.2f} ± {100 * validation[1]:.2f}",
+                     f"{100 * test[0]:.2f} ± {100 * test[1]:.2f}", f"{total:.0f}"])
+    return Shown(escaped_table(["labels", "start", "seeds", "lr", "validation %",
+                                 "test %", "minutes in all"], rows),
+                 {"gpt_pretraining_minutes": f"{pretraining_minutes:.0f}"})
+
+
+def _gpt_gains(transfer: dict) -> tuple[dict[str, dict], str]:
+    """The pretrained GPT's gain over the same model from scratch, by count of labels (as
+    the record's keys), checked against the record; and the key of all labels."""
+    by_arm = _gpt_arms(transfer)
+    gains = transfer["comparisons"]
+    gain_by_labels = {}
+    for labels in sorted(gains, key=int):
+        gain = gain_by_labels[labels] = _gpt_gain(by_arm, by_arm[int(labels), "pretrained"],
+                                                  int(labels))
+        _check(abs(gain["mean"] - gains[labels]["equal_compute_gain_points"]) < 1e-9,
+               f"the gain with {labels} labels is the record's")
+    return gain_by_labels, max(gains, key=int)
+
+
+def gpt_gains(results: Path) -> Shown:
+    """The pretrained GPT's gain over the same model from scratch, seed by seed, by count
+    of labels, with its 95% interval and what it says.
+
+    Described in chapter 13, "Pretrained against from scratch"."""
+    transfer = _read(results, "transfer_cpu.json")
+    gain_by_labels, full = _gpt_gains(transfer)
+    rows: list[list[object]] = []
+    text: dict[str, object] = {}
+    for labels, gain in gain_by_labels.items():
+        verdict = ("pretraining pays" if gain["low"] > 0 else
+                   "pretraining costs" if gain["high"] < 0 else "no clear difference")
+        rows.append([f"{int(labels):,}", f"{gain['mean']:+.2f}",
+                     f"{gain['low']:+.2f} to {gain['high']:+.2f}", gain["pairs"], verdict])
+    for name, labels in [(labels, labels) for labels in gain_by_labels] + [("all", full)]:
+        gain = gain_by_labels[labels]
+        text[f"gain_{name}"] = f"{gain['mean']:+.2f}"
+        text[f"gain_{name}_interval"] = f"{gain['low']:+.2f} to {gain['high']:+.2f}"
+        text[f"gain_{name}_verdict"] = next(row[4] for row in rows
+                                            if row[0] == f"{int(labels):,}")
+    text["all_labels"] = f"{int(full):,}"
+    scratch_runs = [r for r in transfer["fine_tuning"] if r["init"] == "scratch"]
+    text["scratch_longest_minutes"] = (
+        f"{max(r['train_seconds'] for r in scratch_runs) / 60:.0f}")
+    full_pretrained = [r for r in transfer["fine_tuning"]
+                       if r["init"] == "pretrained" and r["labels"] == int(full)]
+    rising = sum(r["best_step"] == r["history"][-1]["step"] for r in full_pretrained)
+    text["pretrained_still_rising"] = f"at its best in {rising} of {len(full_pretrained)} seeds"
+    paying = [labels for labels, gain in gain_by_labels.items() if gain["low"] > 0]
+    reading = ("Three seeds settle the gain only with " + " and ".join(
+        f"{int(labels):,} labels" for labels in paying) + ": whether it shrinks as labels "
+        "grow, as ULMFiT reported, these intervals cannot say."
+        if paying else "No gain is settled by three seeds.")
+    return Shown(escaped_table(["labels", "gain (points)", "95% interval", "seeds",
+                                 "verdict"], rows), text, {"transfer_reading": reading})
+
+
+def matched_time(results: Path) -> Shown:
+    """The gains of the GPT's snapshots near the masked LM's pretraining time, of its full
+    runs, and of the two encoders, each against its own architecture from scratch.
+
+    Described in chapter 13, "At the same pretraining time"."""
+    arms = _compared(_read(results, "pretrain_cpu.json"))
+    electra, mlm_final = arms["electra"], arms["mlm_final"]
+    encoder_rows = [[arm["name"], arm["pretrain_minutes"], 100 * arm["test"][0],
+                     arms["paired_arms"](arm, arms["scratch"])]
+                    for arm in (electra, mlm_final)]
+    transfer = _read(results, "transfer_cpu.json")
+    by_arm = _gpt_arms(transfer)
+    gain_by_labels, full = _gpt_gains(transfer)
+    full_pretrained = [r for r in transfer["fine_tuning"]
+                       if r["init"] == "pretrained" and r["labels"] == int(full)]
+    snapshot_runs: dict[int, list[dict]] = {}
+    for run in transfer["snapshot_fine_tuning"]:
+        snapshot_runs.setdefault(run["gpt"]["step"], []).append(run)
+    gpt_rows = [[f"GPT, {int(step):,} steps", c["pretraining_seconds"] / 60,
+                 100 * c["test_accuracy"],
+                 _gpt_gain(by_arm, snapshot_runs[int(step)], c["labels"])]
+                for step, c in sorted(transfer["snapshot_comparisons"].items(),
+                                      key=lambda item: int(item[0]))]
+    final_step = next(iter(transfer["pretraining"].values()))["train_config"]["steps"]
+    gpt_rows.append([f"GPT, {final_step:,} steps",
+                     transfer["pretraining_train_seconds"] / 60,
+                     100 * fmean(r["test_accuracy"] for r in full_pretrained),
+                     gain_by_labels[full]])
+    matched = sorted(encoder_rows + gpt_rows, key=lambda row: row[1])
+
+    def gain_text(gain: dict) -> str:
+        return f"{gain['mean']:+.2f} ({gain['low']:+.2f} to {gain['high']:+.2f})"
+
+    _check(gpt_rows[0][3]["low"] > 0 and gpt_rows[-1][3]["low"] <= 0,
+           "the GPT snapshot at the masked model's time gains with an interval above zero, "
+           "the full run's holds zero")
+    _check(all(row[3]["low"] <= 0 <= row[3]["high"] for row in encoder_rows),
+           "both encoders' intervals hold zero")
+    _check(gpt_rows[0][1] <= mlm_final["pretrain_minutes"], "no more pretraining time")
+    return Shown(
+        escaped_table(["pretrained", "minutes", "test %", "gain (points)", "95% interval"],
+                       [[name, f"{minutes:.0f}", f"{test:.2f}", f"{gain['mean']:+.2f}",
+                         f"{gain['low']:+.2f} to {gain['high']:+.2f}"]
+                        for name, minutes, test, gain in matched]),
+        {"gpt_gains_matched": ", ".join(gain_text(row[3]) for row in gpt_rows),
+         "gpt_minutes_matched": ", ".join(f"{row[1]:.0f}" for row in gpt_rows),
+         "gpt_minutes_short": f"{gpt_rows[0][1]:.0f}",
+         "gpt_gain_short": gain_text(gpt_rows[0][3]),
+         "encoder_gains_matched": " and ".join(gain_text(row[3]) for row in encoder_rows)})
+
+
+def transfer_commands(results: Path) -> list[str]:
+    """The commands of the GPT's pretraining runs, of two fine-tuning runs, and of the
+    script that made the record.
+
+    Described in chapter 13, "At the same pretraining time"."""
+    transfer = _read(results, "transfer_cpu.json")
+    return [r["command"] for r in transfer["pretraining"].values()] + [
+        r["command"] for r in transfer["fine_tuning"][:2]] + [transfer["command"]]
+
+
+def evidence_table(results: Path) -> Shown:
+    """Everything the chapter trained, on the same test reviews, next to chapter 11's
+    baselines and its Transformer.
+
+    Described in chapter 13, "What the evidence says"."""
+    from_scratch_run = _read(results, "imdb_cpu.json")
+    baselines = _read(results, "imdb_baselines.json")
+    best = _compared(_read(results, "pretrain_cpu.json"))["best"]
+    transfer = _read(results, "transfer_cpu.json")
+    by_arm = _gpt_arms(transfer)
+    _, full = _gpt_gains(transfer)
+    final_rows = [[row["model"], f"{100 * row['accuracy']:.2f}"]
+                  for row in baselines["test"]]
+    final_rows.append(["Transformer from scratch (chapter 11)",
+                       f"{100 * from_scratch_run['test']['accuracy']:.2f}"])
+    final_rows.append([f"encoder, {best['name']}, then 1 epoch",
+                       f"{100 * best['test'][0]:.2f}"])
+    for (labels, init), members in sorted(by_arm.items()):
+        if labels == int(full):
+            final_rows.append([f"GPT classifier, {init}, all labels",
+                               f"{100 * fmean(m['test_accuracy'] for m in members):.2f}"])
+    transformers = [float(row[1]) for row in final_rows[len(baselines["test"]):]]
+    best_baseline = max(baselines["test"], key=lambda row: row["accuracy"])
+    gpt_pretrained_all = fmean(m["test_accuracy"] for m in by_arm[int(full), "pretrained"])
+    chapter_11 = from_scratch_run["test"]["accuracy"]
+    _check(gpt_pretrained_all < chapter_11 or gpt_pretrained_all < max(transformers),
+           "pretraining did not make the GPT classifier the book's best")
+    return Shown(
+        escaped_table(["model", "test accuracy %"], final_rows),
+        {"best_transformer": f"{max(transformers):.2f}%",
+         "best_baseline": f"{100 * best_baseline['accuracy']:.2f}%",
+         "best_baseline_name": best_baseline["model"],
+         "gpt_pretrained_all": f"{gpt_pretrained_all:.2%}",
+         "chapter_11_scratch": f"{chapter_11:.2%}"},
+        {"baseline_verdict": "above" if max(transformers) > 100 * best_baseline["accuracy"]
+         else "below",
+         "against_chapter_11": "above" if gpt_pretrained_all > chapter_11 else "below"})
