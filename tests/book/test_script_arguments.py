@@ -114,6 +114,15 @@ BAD_ARGUMENTS: dict[str, list[tuple[str, str]]] = {
         ("--run {imdb} --data {data} --record {dir}", "argument --record: {dir} is a folder"),
         ("--run {imdb} --data {data} --record {readonly}", "refuses new files"),
     ],
+    "tools/records/ch11_gap.py": [
+        ("--record {out}", "the following arguments are required: --data"),
+        ("--data {missing} --record {out}", "argument --data: {missing} does not exist"),
+        ("--data {file} --record {out}", "argument --data: {file} is a file, not a folder"),
+        ("--data {data} --cache {file} --record {out}", "argument --cache: {file} is a file"),
+        ("--data {data} --threads 0 --record {out}", "argument --threads: must be at least 1"),
+        ("--data {data} --record {dir}", "argument --record: {dir} is a folder"),
+        ("--data {data} --record {missing}/gap.json", "does not exist"),
+    ],
     "tools/records/ch11_record_predictions.py": [
         ("--checkpoint {imdb} --record {out} --errors -3", "argument --errors: must be at least 1, got -3"),
         ("--checkpoint {imdb} --record {out} --errors 0", "argument --errors: must be at least 1"),

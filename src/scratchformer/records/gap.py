@@ -1,0 +1,103 @@
+"""Chapter 11's gap to counting at equal input: the record `book/results/imdb_gap.json` (written
+by `tools/records/ch11_gap.py`) read, its shape checked, and laid out as the page's table.
+
+Written by hand, not exported. The record holds, for each input (the 254 and 510 GPT-2 tokens the
+Transformer reads, head+tail, and the whole review), the test accuracy of bag-of-words logistic
+regression and of NBSVM fitted on exactly that input, and the Transformer's recorded test
+accuracy (the mean of its seeds) where it read that input. It does not handle records of other
+inputs or models than these, and does not recompute anything: the gaps are the record's.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from IPython.display import Markdown
+
+from scratchformer.records.pages import book_root, markdown_table
+
+RECORD = Path("book") / "results" / "imdb_gap.json"
+INPUTS = ("254 tokens", "510 tokens", "whole review")  # the table's rows, in order
+TRANSFORMER_INPUTS = ("254 tokens", "510 tokens")  # no Transformer reads whole reviews
+MODELS = ("bag_of_words", "nbsvm")
+
+
+class GapRecordError(ValueError):
+    """The gap record is missing, or not of the shape `tools/records/ch11_gap.py` writes."""
+
+
+def _field(record: dict, path: tuple[str, ...], source: Path) -> object:
+    """`record[path[0]][path[1]]...`, or a GapRecordError naming the missing key and the file."""
+    value: object = record
+    for depth, key in enumerate(path):
+        if not isinstance(value, dict) or key not in value:
+            where = ".".join(path[:depth]) or "the top level"
+            raise GapRecordError(f"{source}: no {key!r} under {where}; "
+                                 "write it again with tools/records/ch11_gap.py")
+        value = value[key]
+    return value
+
+
+def _accuracy(record: dict, path: tuple[str, ...], source: Path) -> float:
+    """The fraction at `path`, checked to be a number from 0 to 1."""
+    value = _field(record, path, source)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        raise GapRecordError(f"{source}: {'.'.join(path)} is {value!r}, "
+                             "not an accuracy from 0 to 1")
+    return float(value)
+
+
+def read_gap_record(path: Path | None = None) -> dict:
+    """The gap record (by default the repository's), with every accuracy and gap the page reads
+    checked present and numeric; a GapRecordError naming the file and the field otherwise."""
+    source = path if path is not None else book_root() / RECORD
+    try:
+        record = json.loads(source.read_text())
+    except FileNotFoundError:
+        raise GapRecordError(f"{source} does not exist: write it with "
+                             "tools/records/ch11_gap.py") from None
+    except json.JSONDecodeError as err:
+        raise GapRecordError(f"{source} is not JSON: {err}") from None
+    if not isinstance(record, dict):
+        raise GapRecordError(f"{source} holds a {type(record).__name__}, not a record")
+    for name in INPUTS:
+        for model in MODELS:
+            _accuracy(record, ("counting", name, model, "accuracy"), source)
+    for name in TRANSFORMER_INPUTS:
+        _accuracy(record, ("transformer", "inputs", name, "mean"), source)
+        gap = _field(record, ("gaps", name, "transformer_minus_bag_of_words"), source)
+        if isinstance(gap, bool) or not isinstance(gap, (int, float)) or not -1 <= gap <= 1:
+            raise GapRecordError(f"{source}: gaps.{name}.transformer_minus_bag_of_words is "
+                                 f"{gap!r}, not a difference of two accuracies")
+        seeds = _field(record, ("transformer", "inputs", name, "test_accuracy"), source)
+        if not isinstance(seeds, dict) or not seeds:
+            raise GapRecordError(f"{source}: transformer.inputs.{name}.test_accuracy names no "
+                                 "seeds")
+        for seed in seeds:
+            _accuracy(record, ("transformer", "inputs", name, "test_accuracy", seed), source)
+    _accuracy(record, ("attention_free", "mean"), source)
+    return record
+
+
+def gap_table(path: Path | None = None) -> Markdown:
+    """The page's table: a row per input (254 tokens, 510 tokens, the whole review), the test
+    accuracy of bag of words, NBSVM and the Transformer (mean of its seeds) on it, and the
+    Transformer less bag of words in points. Reads the record at `path` (by default the
+    repository's) with `read_gap_record`."""
+    record = read_gap_record(path)
+    seeds = len(record["transformer"]["inputs"][TRANSFORMER_INPUTS[0]]["test_accuracy"])
+    rows = []
+    for name in INPUTS:
+        counting = record["counting"][name]
+        cells: list[object] = [name, *(f"{100 * counting[m]['accuracy']:.2f}%" for m in MODELS)]
+        if name in TRANSFORMER_INPUTS:
+            transformer = record["transformer"]["inputs"][name]["mean"]
+            gap = record["gaps"][name]["transformer_minus_bag_of_words"]
+            cells += [f"{100 * transformer:.2f}%", f"{100 * gap:+.2f}"]
+        else:
+            cells += ["not run", ""]
+        rows.append(cells)
+    return markdown_table(["input", "bag of words", "NBSVM",
+                           f"the Transformer (mean of {seeds} seeds)",
+                           "Transformer minus bag of words, points"], rows)
