@@ -117,6 +117,8 @@ NAME_MOVES: dict[str, dict[str, str]] = {
          "PretrainingLoss", "save_pretraining", "read_pretraining", "evaluate_pretraining",
          "LAST_PRETRAINING", "snapshot_name", "pretrain", "load_pretrained_encoder", "pretrained_start",
          "encode_labelled"], "scratchformer.train.pretrain"),
+    # Chapter 12: the windows' bookkeeping left the page for a module written by hand.
+    "scratchformer.gpt_data": {"TokenWindows": "scratchformer.data.token_windows"},
 }
 
 # What replaces a name that was removed rather than moved.
