@@ -11,7 +11,9 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
+
 import torch
+
 from scratchformer.cli.args import terminal_text
 from scratchformer.data.windows import SENTIMENT_TOKENS, special_ids
 from scratchformer.io.files import write_atomically

@@ -14,9 +14,11 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
+
 import numpy as np
 import torch
 import torch.distributed as dist
+
 import scratchformer
 from scratchformer.cli.args import positive_int, seed_int, user_path
 from scratchformer.cli.generate import (TOKENIZER_FILE, checkpoint_file, read_gpt_run,

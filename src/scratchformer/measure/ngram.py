@@ -7,6 +7,7 @@ Kneser-Ney's three discounts, pruning, and backing off instead of interpolating.
 """
 
 import math
+
 import numpy as np
 
 

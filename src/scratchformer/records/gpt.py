@@ -61,7 +61,7 @@ def escaped_table(header: list[str], rows: list[list[object]]) -> Markdown:
 def draw_chapter_path() -> None:
     """The chapter's path as a row of boxes, the steps new in this chapter shaded.
 
-    Described in chapter 12, "GPT, the decoder that writes"."""
+    Described in chapter 12, section "GPT, the decoder that writes"."""
     labels = ["reviews\n(+ un-\nlabelled)", "BPE\ntokens\n(ch. 1)",
               "embed-\ndings +\npositions\n(ch. 2-3)", "causal\nblocks\n(ch. 4-9)",
               "Layer-\nNorm,\ntied\noutput", "next-\ntoken\nlogits", "sampling\n+ KV\ncache"]
@@ -115,7 +115,9 @@ def stand_in_splits() -> tuple[ReviewSplit, list[str], ReviewSplit]:
 
 
 def read_record(results: Path, name: str) -> dict:
-    """The JSON record `name` of `book/results/`."""
+    """The JSON record `name` of `book/results/`.
+
+    Described in chapter 12, section "The full CPU run"."""
     return json.loads((results / name).read_text())
 
 
@@ -278,7 +280,9 @@ def paired_ngram_table(results: Path) -> Markdown:
 
 
 def recorded_sampling(results: Path) -> dict[str, dict]:
-    """The full run's recorded answers, one per decoding rule (`gpt_cpu_sampling/`)."""
+    """The full run's recorded answers, one per decoding rule (`gpt_cpu_sampling/`).
+
+    Described in chapter 12, section "From logits to a token"."""
     return {path.stem: json.loads(path.read_text())
             for path in sorted((results / "gpt_cpu_sampling").glob("*.json"))}
 
@@ -319,7 +323,9 @@ def recorded_samples_table(results: Path, limit: int = 250) -> Markdown:
 
 
 def sampling_commands(results: Path) -> str:
-    """The recorded `generate` commands, one a line."""
+    """The recorded `generate` commands, one a line.
+
+    Described in chapter 12, section "From logits to a token"."""
     return "\n".join(record["command"] for record in recorded_sampling(results).values())
 
 
@@ -360,7 +366,9 @@ def kv_cache_timing(results: Path) -> Markdown:
 
 
 def requested_reviews(results: Path) -> dict[tuple[str, ...], dict]:
-    """The reviews written on request, keyed by (model, sentiment) (`gpt_cpu_reviews/`)."""
+    """The reviews written on request, keyed by (model, sentiment) (`gpt_cpu_reviews/`).
+
+    Described in chapter 12, section "Reviews on demand"."""
     return {tuple(path.stem.split("_")): json.loads(path.read_text())
             for path in sorted((results / "gpt_cpu_reviews").glob("*.json"))}
 
@@ -393,7 +401,9 @@ def requested_reviews_table(results: Path) -> Markdown:
 
 
 def review_commands(results: Path) -> str:
-    """The recorded commands that wrote and judged the reviews, one a line."""
+    """The recorded commands that wrote and judged the reviews, one a line.
+
+    Described in chapter 12, section "Reviews on demand"."""
     reviews = requested_reviews(results)
     return "\n".join(reviews[model_name, sentiment]["command"]
                      for model_name in REVIEW_MODELS for sentiment in ("negative", "positive"))
