@@ -50,7 +50,7 @@ from scratchformer.runs.hardware import (MachineBusy, check_quiet, one_minute_lo
 CHILD = """
 import json, sys, time, torch
 from dataclasses import replace
-from scratchformer.data.windows import TokenWindows
+from scratchformer.data.token_windows import TokenWindows
 from scratchformer.models.gpt import GPTModel
 from scratchformer.runs.hardware import return_freed_memory
 from scratchformer.train.gpt import gpt_preset, train_gpt

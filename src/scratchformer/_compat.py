@@ -121,6 +121,8 @@ NAME_MOVES: dict[str, dict[str, str]] = {
         # Chapter 13: the checks in front of the masking left the chapter's generated module.
         "check_mask_inputs": "scratchformer.models.mask_checks",
     },
+    # Chapter 12: the windows' bookkeeping left the page for a module written by hand.
+    "scratchformer.gpt_data": {"TokenWindows": "scratchformer.data.token_windows"},
 }
 
 # What replaces a name that was removed rather than moved.

@@ -15,7 +15,8 @@ import torch.nn.functional as F
 
 from scratchformer.cli.commands import main
 from scratchformer.data.imdb import ReviewSplit, load_unlabeled
-from scratchformer.data.windows import (SPECIAL_TOKENS, Document, TokenWindows,
+from scratchformer.data.token_windows import TokenWindows
+from scratchformer.data.windows import (SPECIAL_TOKENS, Document,
                                         encode_document, language_model_documents,
                                         special_ids, token_stream, train_review_tokenizer)
 from scratchformer.measure.ngram import (BigramCounts, KneserNey, add_k_bigram_log_prob,

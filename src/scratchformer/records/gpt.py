@@ -1,0 +1,562 @@
+"""What chapter 12's page shows of its recorded runs: the full CPU run and its curve, the
+held-out scores next to counting models, the n-gram orders, the recorded samples, the
+key/value cache's timings, and the reviews written on request; plus the stand-in text the page
+reads when no IMDB copy can be reached, and its figure of the chapter's path.
+
+Written by hand, not exported. Each function reads a record from `book/results/`, checks what
+the prose says of it, glues the numbers the prose quotes, and returns the table (Markdown) the
+page shows. What this module deliberately does not handle: records from other machines'
+layouts (the paths are the repository's), and recomputing any record (the commands that made
+them are printed beside each table).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import re
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+from IPython.display import Markdown
+from myst_nb import glue
+
+from scratchformer.data.imdb import ReviewSplit
+from scratchformer.measure.statistics import interval_text, paired_difference
+from scratchformer.records.pages import glue_md, markdown_table
+from scratchformer.runs.hardware import busy_note
+
+SAMPLING_RULES = ["greedy", "temperature", "top_k", "top_p"]  # the files' names, in order
+RULE_NAMES = ["greedy", "temperature 0.7", "top-k, k = 5", "top-p, p = 0.9"]
+REVIEW_MODELS = {"pretrained": "the full run's model",
+                 "finetuned": "fine-tuned on labelled reviews"}
+
+
+class Code(str):
+    """Text to show as code in a table cell (a token, with its spaces).
+
+    Described in chapter 12, section "One stream, cut into windows"."""
+
+
+def table_cell(value: object) -> str:
+    """A value as one Markdown table cell, shown as is, never read as Markdown.
+
+    Described in chapter 12, section "One stream, cut into windows"."""
+    if isinstance(value, Code):
+        shown = value.replace("`", "'").replace("|", "\\|").replace("\n", "↵")
+        return f"`{shown}`"
+    text = " ".join(str(value).split())  # a cell is one line
+    return re.sub(r"([][\\`*_<>#|~])", r"\\\1", text)  # escape Markdown's marks
+
+
+def escaped_table(header: list[str], rows: list[list[object]]) -> Markdown:
+    """`markdown_table` with every cell escaped by `table_cell` (tokens, generated text).
+
+    Described in chapter 12, section "One stream, cut into windows"."""
+    return markdown_table(header, [[table_cell(cell) for cell in row] for row in rows])
+
+
+def draw_chapter_path() -> None:
+    """The chapter's path as a row of boxes, the steps new in this chapter shaded.
+
+    Described in chapter 12, section "GPT, the decoder that writes"."""
+    labels = ["reviews\n(+ un-\nlabelled)", "BPE\ntokens\n(ch. 1)",
+              "embed-\ndings +\npositions\n(ch. 2-3)", "causal\nblocks\n(ch. 4-9)",
+              "Layer-\nNorm,\ntied\noutput", "next-\ntoken\nlogits", "sampling\n+ KV\ncache"]
+    highlighted = {0, 1, 4, 5, 6}
+    # No wider than the page's column, where 9 pt stays legible; hence the short lines.
+    _, ax = plt.subplots(figsize=(6.7, 2.3))
+    for i, label in enumerate(labels):
+        color = "#fde9c9" if i in highlighted else "#eeeeee"
+        ax.text(i * 1.55, 0, label, ha="center", va="center", fontsize=9, wrap=True,
+                bbox=dict(boxstyle="round,pad=0.4", fc=color, ec="0.3"))
+        if i:
+            ax.annotate("", xy=(i * 1.55 - 0.62, 0), xytext=(i * 1.55 - 0.93, 0),
+                        arrowprops=dict(arrowstyle="->", color="0.3"))
+    ax.set_xlim(-0.8, len(labels) * 1.55 - 0.7)
+    ax.set_ylim(-0.6, 0.6)
+    ax.set_title("this chapter's path: shaded steps are new, the others are earlier "
+                 "chapters' parts", fontsize=10)
+    ax.axis("off")
+
+
+def stand_in_reviews(count: int, seed: int) -> list[str]:
+    """Generated review-like text, used only when IMDB cannot be reached.
+
+    Described in chapter 12, section "Unlabelled reviews"."""
+    rng = random.Random(seed)
+    openings = ["This movie", "The film", "The plot", "The acting", "The ending"]
+    verbs = ["was", "is", "felt", "seemed"]
+    verdicts = ["wonderful", "boring", "brilliant", "predictable", "moving", "terrible",
+                "a waste of time", "worth watching twice", "painfully slow", "great fun"]
+    asides = ["I watched it with my family.", "The music is by a famous composer.",
+              "It is based on a novel.", "We saw it on a rainy Sunday.<br /><br />"]
+    texts = []
+    for _ in range(count):
+        sentences = [f"{rng.choice(openings)} {rng.choice(verbs)} {rng.choice(verdicts)}."
+                     for _ in range(rng.randint(3, 9))]
+        sentences.insert(rng.randrange(len(sentences)), rng.choice(asides))
+        texts.append(" ".join(sentences) + f" {rng.randint(1, 10)}/10")
+    return texts
+
+
+def stand_in_splits() -> tuple[ReviewSplit, list[str], ReviewSplit]:
+    """Training, unlabelled and test stand-in reviews, some repeated across them as in IMDB.
+
+    Described in chapter 12, section "Unlabelled reviews"."""
+    texts = stand_in_reviews(6_000, seed=0)
+    train_split = ReviewSplit(texts[:2_000], [i % 2 for i in range(2_000)], "stand-in")
+    unlabeled = texts[2_000:5_000] + texts[:50]  # some repeat training reviews
+    test_split = ReviewSplit(texts[5_000:] + unlabeled[:20],  # and some the test reviews
+                             [i % 2 for i in range(1_020)])
+    return train_split, unlabeled, test_split
+
+
+def read_record(results: Path, name: str) -> dict:
+    """The JSON record `name` of `book/results/`.
+
+    Described in chapter 12, section "The full CPU run"."""
+    return json.loads((results / name).read_text())
+
+
+def full_cpu_run(results: Path) -> dict:
+    """The full CPU run's record (`gpt_cpu.json`), its command printed and its numbers glued.
+
+    Described in chapter 12, section "The full CPU run"."""
+    cpu_run = read_record(results, "gpt_cpu.json")
+    seconds = cpu_run["seconds"]
+    history = cpu_run["history"]
+    print(cpu_run["command"])
+    glue_md("cpu_minutes", f"{seconds['total'] / 60:.1f}")
+    glue_md("cpu_train_minutes", f"{seconds['train'] / 60:.1f}")
+    glue_md("cpu_prepare_seconds", f"{seconds['prepare_data']:.0f}")
+    hardware = cpu_run["hardware"]
+    glue_md("cpu_hardware", f"{hardware['cpu']}, {hardware['logical_cpus']} logical CPUs, "
+            f"{hardware['torch_threads']} torch thread")
+    loads = cpu_run["load_average"]["start"][0], cpu_run["load_average"]["end"][0]
+    glue_md("cpu_load", f"{loads[0]:.1f} when it started and {loads[1]:.1f} when it finished")
+    glue_md("cpu_torch", cpu_run["software"]["torch"])
+    glue_md("cpu_parameters", f"{cpu_run['parameters']:,}")
+    glue_md("cpu_documents", f"{cpu_run['data']['documents']:,}")
+    glue_md("cpu_training_tokens", f"{cpu_run['data']['training_tokens']:,}")
+    glue_md("cpu_tokens_seen", f"{history[-1]['tokens_seen']:,}")
+    glue_md("cpu_fraction_seen",
+            f"{100 * history[-1]['tokens_seen'] / cpu_run['data']['training_tokens']:.0f}%")
+    glue_md("cpu_val_loss", f"{cpu_run['validation_loss']:.2f}")
+    val_losses = [record["val_loss"] for record in history]
+    # The prose says the validation loss was still falling at the end of the run.
+    assert val_losses[-1] == min(val_losses) and val_losses[-1] < val_losses[-2]
+    glue_md("cpu_tokens_per_second", f"{history[-1]['tokens_seen'] / seconds['train']:,.0f}")
+    model_config = cpu_run["model_config"]
+    glue_md("cpu_model", f"{model_config['num_layers']} blocks of width "
+            f"{model_config['d_model']} with {model_config['num_heads']} heads, windows of "
+            f"{model_config['context_length']} tokens, a vocabulary of "
+            f"{model_config['vocab_size']:,}")
+    return cpu_run
+
+
+def run_settings_table(cpu_run: dict) -> Markdown:
+    """The full run's model and training settings, one row each.
+
+    Described in chapter 12, section "The full CPU run"."""
+    settings = {**cpu_run["model_config"], **cpu_run["train_config"]}
+    return escaped_table(["setting", "value"], [[key, value] for key, value in settings.items()])
+
+
+def plot_training_curve(cpu_run: dict) -> None:
+    """Loss per step, its 50-step mean and the validation loss against tokens read, and ln V.
+
+    Described in chapter 12, section "The full CPU run"."""
+    history = cpu_run["history"]
+    vocab_size = cpu_run["model_config"]["vocab_size"]
+    losses = np.concatenate([np.array(r["step_losses"]) for r in history])
+    tokens_per_step = history[0]["tokens_seen"] / history[0]["step"]
+    seen = np.arange(1, len(losses) + 1) * tokens_per_step / 1e6
+    window = 50
+    smooth = np.convolve(losses, np.ones(window) / window, mode="valid")
+    _, ax = plt.subplots(figsize=(6.7, 3.6))
+    ax.plot(seen, losses, color="#bbbbbb", linewidth=0.5, label="training loss, per step")
+    ax.plot(seen[window - 1 :], smooth, color="#4c72b0", label=f"mean of {window} steps")
+    ax.plot([r["tokens_seen"] / 1e6 for r in history], [r["val_loss"] for r in history],
+            "o-", color="#dd8452", label="validation loss")
+    ax.axhline(math.log(vocab_size), color="black", linestyle=":", linewidth=0.8,
+               label="ln V (a uniform guess)")
+    ax.set_xlabel("training tokens read (millions)")
+    ax.set_ylabel("loss (nats per token)")
+    ax.set_ylim(top=math.log(vocab_size) + 0.3)
+    ax.legend(fontsize=10, loc="center right")  # clear of the curves and of ln V
+    ax.set_title("the full CPU run", fontsize="medium")
+
+
+def heldout_table(results: Path) -> Markdown:
+    """The full run's held-out bits per byte beside the counting models', numbers glued.
+
+    Described in chapter 12, section "Four models, one text"."""
+    cpu_run = read_record(results, "gpt_cpu.json")
+    heldout = cpu_run["heldout"]
+    scores = heldout["bits_per_byte"]
+    ngram_names = [name for name in scores if "GPT" not in name]  # counted from all the text
+    best_ngram = min(ngram_names, key=scores.__getitem__)
+    bytes_per_token = heldout["bytes"] / heldout["tokens"]
+    glue_md("heldout_bytes_per_token", f"{bytes_per_token:.2f}")
+    glue_md("heldout_token_count", f"{heldout['tokens']:,}")
+    glue_md("heldout_byte_count", f"{heldout['bytes']:,}")
+    rows = [[name, f"{value:.3f}", f"{value * math.log(2) * bytes_per_token:.2f}",
+             f"{scores[best_ngram] / value:.3f}"] for name, value in scores.items()]
+    glue_md("gpt_bpb", f"{scores['GPT']:.3f}")
+    glue_md("best_ngram_name", best_ngram)
+    glue_md("best_ngram_bpb", f"{scores[best_ngram]:.3f}")
+    glue_md("gpt_margin_bits", f"{scores[best_ngram] - scores['GPT']:.3f}")
+    glue_md("gpt_margin_percent", f"{100 * (1 - scores['GPT'] / scores[best_ngram]):.1f}%")
+    glue_md("heldout_reviews", f"{heldout['reviews']:,}")
+    glue_md("heldout_bytes", f"{heldout['bytes']:,}")
+    glue_md("counted_tokens", f"{heldout['counted_tokens']:,}")
+    glue_md("kn_discount", f"{heldout['kneser_ney_discount']:.3f}")
+    glue_md("unigram_bpb", f"{scores[ngram_names[0]]:.3f}")
+    same_data = "Kneser-Ney bigram, from the GPT's windows"
+    glue_md("same_data_bpb", f"{scores[same_data]:.3f}")
+    glue_md("read_tokens", f"{heldout['read_tokens']:,}")
+    glue_md("gpt_unigram_gain", f"{scores[ngram_names[0]] - scores['GPT']:.2f}")
+    shorter_run = read_record(results, "gpt_cpu_3000_steps.json")
+    shorter_bpb = shorter_run["heldout"]["bits_per_byte"]
+    glue_md("shorter_steps", f"{shorter_run['train_config']['steps']:,}")
+    glue_md("shorter_minutes", f"{shorter_run['seconds']['train'] / 60:.0f}")
+    glue_md("shorter_gpt_bpb", f"{shorter_bpb['GPT']:.3f}")
+    assert shorter_bpb["GPT"] > shorter_bpb[same_data], "the prose: it lost to its windows"
+    # The prose describes this outcome: the GPT beats every model of this table (none
+    # looks further back than one token), the bigram counted from its own windows included.
+    assert scores[ngram_names[0]] > scores[same_data] > scores[best_ngram] > scores["GPT"]
+    return escaped_table(["model", "bits per byte", "nats per token",
+                          f"{best_ngram} ÷ model"], rows)
+
+
+def ngram_orders_table(results: Path) -> Markdown:
+    """Bits per byte of Kneser-Ney orders 2 to 4 and the full run's GPT, with 95% intervals.
+
+    Described in chapter 12, section "Longer contexts"."""
+    ngram_record = read_record(results, "gpt_ngrams.json")
+    full_ngrams = ngram_record["runs"]["gpt_cpu"]["models"]
+    scores = read_record(results, "gpt_cpu.json")["heldout"]["bits_per_byte"]
+    assert abs(full_ngrams["Kneser-Ney 2-gram"]["bits_per_byte"]
+               - scores["Kneser-Ney bigram"]) < 1e-9, "the record rebuilt the page's bigram"
+    print(ngram_record["command"])
+    best_order = min((n for n in full_ngrams if "GPT" not in n),
+                     key=lambda n: full_ngrams[n]["bits_per_byte"])
+    gpt_minus = [ngram_record["runs"][r]["models"]["GPT"]["minus"]
+                 for r in ("gpt_cpu", "gpt_s0", "gpt_s1")]
+    # The prose: the three GPTs beat the bigram and lose to the trigram and the 4-gram, every
+    # interval on one side of zero.
+    assert all(m["Kneser-Ney 2-gram"]["interval_95"][1] < 0 for m in gpt_minus)
+    assert all(m[n]["interval_95"][0] > 0 for m in gpt_minus
+               for n in ("Kneser-Ney 3-gram", "Kneser-Ney 4-gram"))
+    glue_md("ngram_resamples", f"{ngram_record['resamples']:,}")
+    glue_md("best_order_name", best_order)
+    best_order_bpb = full_ngrams[best_order]["bits_per_byte"]
+    glue_md("best_order_bpb", f"{best_order_bpb:.3f}")
+    glue_md("trigram_bpb", f"{full_ngrams['Kneser-Ney 3-gram']['bits_per_byte']:.3f}")
+    glue_md("gpt_behind_best", f"{scores['GPT'] - best_order_bpb:.2f}")
+    glue_md("gpt_behind_percent", f"{100 * (scores['GPT'] / best_order_bpb - 1):.0f}%")
+    rows = [[name.replace("GPT", "GPT, the full run"), f"{row['bits_per_byte']:.3f}",
+             "{:.3f} to {:.3f}".format(*row["interval_95"]) if "interval_95" in row else ""]
+            for name, row in full_ngrams.items()]
+    return escaped_table(["model", "bits per byte", "95% interval"], rows)
+
+
+def paired_ngram_table(results: Path) -> Markdown:
+    """Each run's GPT minus each n-gram, bits per byte, with the paired difference's interval.
+
+    Described in chapter 12, section "Longer contexts"."""
+    ngram_record = read_record(results, "gpt_ngrams.json")
+    paired_rows = []
+    for name in ("gpt_cpu", "gpt_s0", "gpt_s1"):
+        gpt = ngram_record["runs"][name]["models"]["GPT"]
+        paired_rows.append([name, f"{gpt['bits_per_byte']:.3f}", *(
+            "{:+.3f} ({:+.3f} to {:+.3f})".format(row["bits_per_byte"], *row["interval_95"])
+            for row in gpt["minus"].values())])
+    return escaped_table(["run", "GPT", *(f"minus {n.removeprefix('Kneser-Ney ')}"
+                                          for n in gpt["minus"])], paired_rows)
+
+
+def recorded_sampling(results: Path) -> dict[str, dict]:
+    """The full run's recorded answers, one per decoding rule (`gpt_cpu_sampling/`).
+
+    Described in chapter 12, section "From logits to a token"."""
+    return {path.stem: json.loads(path.read_text())
+            for path in sorted((results / "gpt_cpu_sampling").glob("*.json"))}
+
+
+def first_step_table(results: Path, prompt_text: str) -> Markdown:
+    """The full run's six likeliest first tokens after `prompt_text`, under each rule.
+
+    Described in chapter 12, section "From logits to a token"."""
+    sampling = recorded_sampling(results)
+    first_steps = {name: {row["id"]: row for row in sampling[name]["first_step"]}
+                   for name in SAMPLING_RULES}
+    ids_shown = [row["id"] for row in sampling["greedy"]["first_step"]][:6]
+    greedy_rows = first_steps["greedy"]
+    rows = [[Code(greedy_rows[i]["token"]), f"{greedy_rows[i]['probability']:.3f}",
+             *(f"{first_steps[rule][i]['after_decoding_rule']:.3f}"
+               for rule in SAMPLING_RULES)]
+            for i in ids_shown]
+    for name in SAMPLING_RULES:
+        glue(f"kept_{name}", sampling[name]["kept_tokens"], display=False)
+    recorded_prompt = sampling["greedy"]["prompt"]
+    assert recorded_prompt == prompt_text, "the recorded samples continue this page's prompt"
+    return escaped_table(["next token", "softmax", *RULE_NAMES], rows)
+
+
+def recorded_samples_table(results: Path, limit: int = 250) -> Markdown:
+    """The first `limit` characters of the full run's sample under each rule.
+
+    Described in chapter 12, section "From logits to a token"."""
+    sampling = recorded_sampling(results)
+
+    def shorter(text: str) -> str:
+        return text if len(text) <= limit else text[: limit - 3] + "..."
+
+    shown_as = dict(zip(SAMPLING_RULES, RULE_NAMES))
+    return escaped_table(["rule", "sample (full run)"],
+                         [[shown_as[name], shorter(sampling[name]["samples"][0]["text"])]
+                          for name in SAMPLING_RULES])
+
+
+def sampling_commands(results: Path) -> str:
+    """The recorded `generate` commands, one a line.
+
+    Described in chapter 12, section "From logits to a token"."""
+    return "\n".join(record["command"] for record in recorded_sampling(results).values())
+
+
+def kv_cache_timing(results: Path) -> Markdown:
+    """The recorded timings of generation with and without the cache, numbers glued.
+
+    Described in chapter 12, section "Same tokens, less work"."""
+    kv = read_record(results, "gpt_kv_cache.json")
+    print(kv["command"])
+    print(kv["header"] + busy_note(kv))
+    kv_rows = {row["new_tokens"]: row for row in kv["rows"]}
+    shortest, longest = min(kv_rows), max(kv_rows)
+    for name, n in (("short", shortest), ("long", longest)):
+        glue(f"kv_{name}_tokens", n, display=False)
+        glue_md(f"kv_{name}_ratio", f"{kv_rows[n]['ratio']:.1f}")
+        glue_md(f"kv_{name}_cached", f"{kv_rows[n]['cached_tokens_per_second']:,.0f}")
+        glue_md(f"kv_{name}_uncached", f"{kv_rows[n]['uncached_tokens_per_second']:,.0f}")
+    growth = longest / shortest
+    glue_md("kv_length_growth", f"{growth:.0f}")
+    glue_md("kv_length_growth_squared", f"{growth ** 2:.0f}")
+    cached_rates = [row["cached_tokens_per_second"] for row in kv_rows.values()]
+    glue_md("kv_cached_slowest", f"{min(cached_rates):,.0f}")
+    glue_md("kv_cached_fastest", f"{max(cached_rates):,.0f}")
+    slowest_at = min(kv_rows, key=lambda n: kv_rows[n]["cached_tokens_per_second"])
+    glue_md("kv_cached_trend",
+            "lowest for the shortest run, in which the first call and the fixed costs of "
+            "starting weigh the most" if slowest_at == shortest else
+            "lowest for the longest run, whose last steps attend over the longest cache")
+    growth_of = {}
+    for kind in ("uncached", "cached"):
+        seconds_at = {n: row[f"{kind}_seconds"] for n, row in kv_rows.items()}
+        growth_of[kind] = seconds_at[longest] / seconds_at[shortest]
+        glue_md(f"kv_{kind}_time_growth", f"{growth_of[kind]:.0f}")
+    # What the prose says of the growths, checked: the cached loop about as the length, the
+    # uncached one far faster, short of the square.
+    assert growth_of["cached"] < 1.5 * growth and growth < growth_of["uncached"] < growth ** 2
+    return Markdown(kv["table"])
+
+
+def requested_reviews(results: Path) -> dict[tuple[str, ...], dict]:
+    """The reviews written on request, keyed by (model, sentiment) (`gpt_cpu_reviews/`).
+
+    Described in chapter 12, section "Reviews on demand"."""
+    return {tuple(path.stem.split("_")): json.loads(path.read_text())
+            for path in sorted((results / "gpt_cpu_reviews").glob("*.json"))}
+
+
+def requested_reviews_table(results: Path) -> Markdown:
+    """How often chapter 11's classifier agrees with the requested sentiment, per model.
+
+    Described in chapter 12, section "Reviews on demand"."""
+    reviews = requested_reviews(results)
+    rows = []
+    for model_name, description in REVIEW_MODELS.items():
+        for sentiment in ("negative", "positive"):
+            record = reviews[model_name, sentiment]
+            labels = [s["judge"]["label"] for s in record["samples"]]
+            agreement = f"{100 * record['agreement']:.1f}%"
+            ended = sum(s["finished"] for s in record["samples"]) / len(labels)
+            rows.append([description, sentiment, len(labels), agreement,
+                         sum(label == "positive" for label in labels), f"{100 * ended:.0f}%"])
+            glue_md(f"agreement_{model_name}_{sentiment}", agreement)
+        pairs = list(zip(reviews[model_name, "negative"]["samples"],
+                         reviews[model_name, "positive"]["samples"]))
+        glue(f"identical_{model_name}", sum(a["text"] == b["text"] for a, b in pairs),
+             display=False)
+        both = [reviews[model_name, s]["agreement"] for s in ("negative", "positive")]
+        glue_md(f"agreement_{model_name}", f"{100 * sum(both) / 2:.1f}%")
+        # The prose reads these results as chance: the models do not follow the token.
+        assert all(abs(a - 0.5) < 0.15 for a in both)
+    return escaped_table(["model", "requested", "reviews", "classifier agrees",
+                          "judged positive", "ended by the model"], rows)
+
+
+def review_commands(results: Path) -> str:
+    """The recorded commands that wrote and judged the reviews, one a line.
+
+    Described in chapter 12, section "Reviews on demand"."""
+    reviews = requested_reviews(results)
+    return "\n".join(reviews[model_name, sentiment]["command"]
+                     for model_name in REVIEW_MODELS for sentiment in ("negative", "positive"))
+
+
+def fine_tuning_summary(results: Path) -> None:
+    """The fine-tuning run's command and numbers, and what the full run met of the labels.
+
+    Described in chapter 12, section "Reviews on demand"."""
+    tuned_run = read_record(results, "gpt_cpu_sentiment.json")
+    cpu_run = read_record(results, "gpt_cpu.json")
+    print(tuned_run["command"])
+    glue_md("tuned_minutes", f"{tuned_run['seconds']['total'] / 60:.1f}")
+    glue_md("tuned_tokens_seen", f"{tuned_run['history'][-1]['tokens_seen']:,}")
+    glue_md("tuned_lr", f"{tuned_run['train_config']['lr']:g}")
+    glue_md("tuned_steps", f"{tuned_run['train_config']['steps']:,}")
+    run_data = cpu_run["data"]
+    share_read = cpu_run["history"][-1]["tokens_seen"] / run_data["training_tokens"]
+    documents_read = share_read * (run_data["documents"] - run_data["validation_documents"])
+    labelled_share = run_data["labelled_documents"] / run_data["documents"]
+    glue_md("labelled_share", f"{100 * labelled_share:.0f}%")
+    glue_md("labelled_met", f"{round(documents_read * labelled_share, -2):,.0f}")
+    heldout = cpu_run["heldout"]
+    review_tokens = heldout["tokens"] / heldout["reviews"]
+    nats_per_review = cpu_run["validation_loss"] * review_tokens
+    glue_md("review_tokens", f"{review_tokens:.0f}")
+    glue_md("bits_per_review", f"{nats_per_review / math.log(2):,.0f}")
+    judge_accuracy = read_record(results, "imdb_cpu.json")["test"]["accuracy"]
+    glue_md("judge_accuracy", f"{100 * judge_accuracy:.0f}%")
+
+
+def sentiment_tests(results: Path, root: Path) -> Markdown:
+    """The two paired tests of the sentiment token: judged reviews, and the likelihood of
+    test reviews after their true and their flipped token; numbers glued.
+
+    Described in chapter 12, section "Reviews on demand"."""
+    reviews = requested_reviews(results)
+    rows, effects = [], []
+    for model_name, description in REVIEW_MODELS.items():
+        asked = {s: [int(x["judge"]["label"] == "positive")
+                     for x in reviews[model_name, s]["samples"]]
+                 for s in ("negative", "positive")}
+        effect = paired_difference(asked["positive"], asked["negative"])  # pair by pair
+        base_rate = np.mean(asked["negative"] + asked["positive"])
+        effects.append(effect)
+        rows.append([description, f"{100 * base_rate:.1f}%",
+                     f"{100 * effect['mean']:+.1f} [{100 * effect['low']:+.1f}, "
+                     f"{100 * effect['high']:+.1f}]"])
+        glue_md(f"judged_effect_{model_name}", f"{100 * effect['mean']:+.1f}")
+        glue_md(f"judged_interval_{model_name}",
+                f"{100 * effect['low']:+.1f} to {100 * effect['high']:+.1f}")
+        glue_md(f"judged_base_{model_name}", f"{100 * base_rate:.1f}%")
+    judged_table = escaped_table(["model", "judged positive, both requests",
+                                  "asked positive minus asked negative, points "
+                                  "[95% interval]"], rows)
+    token_record = read_record(results, "gpt_cpu_sentiment_token.json")
+    print(token_record["command"])
+    served_manifest = root / "_static" / "models" / "gpt" / "manifest.json"
+    if served_manifest.is_file():  # the model scored is the one the page's box serves
+        served_checkpoint = json.loads(served_manifest.read_text())["checkpoint"]
+        assert served_checkpoint["sha256"] == token_record["checkpoint_sha256"]
+    gaps = token_record["flipped_minus_true_nats_per_token"]
+    gap = paired_difference(gaps)  # each review's flipped minus true, already a difference
+    per_review = np.multiply(gaps, token_record["text_tokens"])  # nats over each review
+    print(f"{len(gaps)} test reviews: flipped minus true, nats per token: "
+          f"{interval_text(gap, digits=5, unit='')}; likelier after the true token: "
+          f"{np.mean(np.array(gaps) > 0):.1%}; {per_review.mean():.3f} nats per review")
+    glue_md("token_gap", f"{gap['mean']:+.5f}")
+    glue_md("token_gap_interval", f"{gap['low']:+.5f} to {gap['high']:+.5f}")
+    glue_md("token_gap_review", f"{per_review.mean():.2f}")
+    glue_md("token_ratio_review", f"{math.exp(per_review.mean()):.2f}")
+    glue_md("token_share_true", f"{np.mean(np.array(gaps) > 0):.0%}")
+    # The prose reads: each judged effect's interval holds zero, and the likelihood test finds
+    # a gap whose interval is above zero, far below a nat per review.
+    assert all(e["low"] <= 0 <= e["high"] for e in effects)
+    largest = max(effects, key=lambda e: e["mean"] / e["standard_error"])
+    hint = largest["mean"] / largest["standard_error"] > 1.5
+    glue_md("judged_hint", f"; the larger, {100 * largest['mean']:+.1f} points, is a hint "
+            "that 200 pairs cannot confirm" if hint else "")
+    assert gap["low"] > 0 and per_review.mean() < 1
+    return judged_table
+
+
+def example_reviews_table(results: Path) -> Markdown:
+    """Of the pairs that part within 100 characters, the one judged most surely as requested
+    and the one judged most surely the other way round.
+
+    Described in chapter 12, section "Reviews on demand"."""
+    reviews = requested_reviews(results)
+
+    def split_point(first: str, second: str) -> int:
+        return next((i for i, (a, b) in enumerate(zip(first, second)) if a != b),
+                    min(len(first), len(second)))
+
+    def confidence(sample: dict) -> float:
+        return sample["judge"]["probabilities"][sample["judge"]["label"]]
+
+    pairs = list(zip(reviews["pretrained", "negative"]["samples"],
+                     reviews["pretrained", "positive"]["samples"]))
+    early = [(n, p) for n, p in pairs if split_point(n["text"], p["text"]) < 100]
+    glue("early_pairs", len(early), display=False)
+    examples = []
+    for kind, wanted in (("as requested", ("negative", "positive")),
+                         ("the other way round", ("positive", "negative"))):
+        matching = [(n, p) for n, p in early
+                    if (n["judge"]["label"], p["judge"]["label"]) == wanted]
+        chosen = max(matching, key=lambda pair: min(map(confidence, pair)))
+        for requested, sample in zip(("negative", "positive"), chosen):
+            text = sample["text"]
+            text = text if len(text) < 200 else text[:197] + "..."
+            verdict = f"{sample['judge']['label']} ({confidence(sample):.2f})"
+            examples.append([kind, requested, verdict, text])
+    return escaped_table(["judged", "asked for", "classifier", "review written by the model"],
+                         examples)
+
+
+def web_model_note(results: Path, root: Path) -> None:
+    """Glue what the page says of the model its box serves, checked against the record.
+
+    Described in chapter 12, section "Try it"."""
+    cpu_run = read_record(results, "gpt_cpu.json")
+    served_path = root / "_static" / "models" / "gpt" / "manifest.json"
+    if served_path.is_file():
+        served = json.loads(served_path.read_text())
+        assert served["command"] == cpu_run["command"]
+        recorded_bpb = cpu_run["heldout"]["bits_per_byte"]["GPT"]
+        glue_md("web_gpt_same",
+                f"it scores {served['bits_per_byte']:.3f} bits per byte on the held-out "
+                "reviews, " + ("the record's score exactly"
+                               if served["bits_per_byte"] == recorded_bpb
+                               else f"against the record's {recorded_bpb:.3f}"))
+    else:
+        glue_md("web_gpt_same", "this build has no exported model, so the box below says how "
+                "to export one")
+
+
+def overlap_table(train_split: ReviewSplit, unlabeled: list[str], test_split: ReviewSplit,
+                  documents: list) -> Markdown:
+    """How many texts the splits share, and how many documents the language model may read;
+    each count glued as `overlap_<its name>`.
+
+    Described in chapter 12, section "What the model may read"."""
+    test_texts = set(test_split.texts)
+    train_texts = set(train_split.texts)
+    overlap = {
+        "unlabelled rows": len(unlabeled),
+        "distinct unlabelled texts": len(set(unlabeled)),
+        "unlabelled texts that are also test reviews": len(set(unlabeled) & test_texts),
+        "unlabelled texts that are also training reviews": len(set(unlabeled) & train_texts),
+        "training texts that are also test reviews": len(train_texts & test_texts),
+        "documents for the language model": len(documents),
+        "of which labelled": sum(d.label is not None for d in documents),
+    }
+    for name, count in overlap.items():
+        glue(f"overlap_{name.replace(' ', '_')}", count, display=False)
+    return escaped_table(["", "count"], [[name, f"{count:,}"] for name, count in overlap.items()])
