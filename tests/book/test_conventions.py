@@ -244,10 +244,12 @@ TAUGHT = {
                         "BertForSequenceClassification"],
     "book/11_training.md": ["training_step", "make_optimizer", "lr_multiplier",
                             "token_contributions"],
-    "book/12_gpt.md": ["GPTModel", "next_token_loss", "next_token_probabilities", "generate",
-                       "KVCache", "attend_with_cache", "block_with_cache"],
+    "book/12_gpt.md": ["GPTConfig", "GPTModel", "token_stream", "next_token_loss",
+                       "next_token_probabilities", "generate", "KVCache", "attend_with_cache",
+                       "block_with_cache", "add_k_bigram"],
     "book/13_pretraining.md": ["mask_tokens", "BertForMaskedLM", "masked_lm_loss",
-                               "ElectraPretrainer", "GPTClassifier"],
+                               "ElectraPretrainer", "pretraining_step", "GPTClassifier",
+                               "fine_tune", "classification_accuracy"],
 }
 # The book's own plumbing, never part of a taught cell: it goes in a removed cell after it.
 CHECK_CALLS = {"glue", "glue_md", "markdown_table"}
