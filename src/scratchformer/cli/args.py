@@ -1,6 +1,9 @@
 """The command line's argument types and text handling, as the appendix "Running it for
-real" of *Transformers from Scratch* folds them away: positive counts, seeds, paths,
+real" of *Transformers from Scratch* describes them: positive counts, seeds, paths,
 texts read from arguments or stdin, and text made safe to print on one line or a terminal.
+
+Written by hand, not exported: the appendix describes it in its section
+"The command line" and names this file.
 
 What this module deliberately does not handle: checks of settings and data
 (`scratchformer.train.checks`) and of a run's provenance (`scratchformer.runs.provenance`).

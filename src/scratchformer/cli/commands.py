@@ -11,6 +11,9 @@ Ctrl-C exits with status 130, saying what can be resumed.
 What this module deliberately does not handle: multi-node jobs beyond what `torchrun`
 sets up, configuration files (presets and `--set` only), models other than the BERT
 classifier, and serving predictions (each `classify` loads the model anew).
+
+Written by hand, not exported: the appendix describes it in its section
+"The command line" and names this file.
 """
 
 import argparse

@@ -3,6 +3,9 @@
 tokenizers, labelled texts and tensors. Records name data, settings and tokenizers by
 these digests; caches are keyed by them.
 
+Written by hand, not exported: the appendix describes it in its section
+"Failing safely" and names this file.
+
 What this module deliberately does not handle: deciding what a fingerprint covers (the
 callers assemble the recipe: `scratchformer.data.review_cache.tokenizer_fingerprint`, say)
 and checking a file against a pinned digest (chapter 1 checks GPT-2's files itself).

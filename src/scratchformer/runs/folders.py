@@ -4,8 +4,11 @@ Scratch* keeps it safe.
 One run per folder (a lock file, created atomically, naming its process and host); a
 folder that holds a run is refused unless the run is resumed or overwritten, and cleared
 only then; `last.pt` records fingerprints of the data and the length of the schedule, and
-a resumed run is checked against them; a file's sha256 for the records; and what an
-interrupted run has left to resume.
+a resumed run is checked against them; the command a run records, as it ran and as a
+reader would type it; and what an interrupted run has left to resume.
+
+Written by hand, not exported: the appendix describes it in its section
+"Failing safely" and names this file.
 
 What this module deliberately does not handle: taking over a lock left by a killed run
 (only the user knows whether the folder is free), file systems where creating a file is

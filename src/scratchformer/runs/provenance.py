@@ -2,6 +2,9 @@
 checks it: a resumed run compared field by field with its record, a checkpoint's recorded
 configuration and tokenizer, and what an interrupted run left to resume.
 
+Written by hand, not exported: the appendix describes it in its section
+"Failing safely" and names this file.
+
 What this module deliberately does not handle: computing the digests
 (`scratchformer.io.fingerprint`), the folder's rules and its lock
 (`scratchformer.runs.folders`) and the checkpoints' contents (`scratchformer.runs.checkpoint`).

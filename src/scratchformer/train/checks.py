@@ -3,6 +3,9 @@ the appendix "Running it for real" of *Transformers from Scratch* checks them: f
 must be whole or finite numbers, seeds, the IMDB pipeline's special ids, empty splits, and
 what a pretrained snapshot fixes.
 
+Written by hand, not exported: the appendix describes it in its section
+"Failing safely" and names this file.
+
 What this module deliberately does not handle: the command line's argument types
 (`scratchformer.cli.args`) and a run's recorded provenance (`scratchformer.runs.provenance`).
 """

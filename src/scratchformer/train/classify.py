@@ -2,6 +2,9 @@
 for real" of *Transformers from Scratch* loads it for `classify` and `generate
 --judge`: the checkpoint checked, the tokenizer it was trained with found and checked.
 
+Written by hand, not exported: the appendix describes it in its section
+"Failing safely" and names this file.
+
 What this module deliberately does not handle: chapter 13's GPT classifier
 (`scratchformer.train.transfer`), and batching beyond `classify_texts`'.
 """
