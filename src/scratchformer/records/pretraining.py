@@ -651,7 +651,7 @@ def _gpt_gains(transfer: dict) -> tuple[dict[str, dict], str]:
     for labels in sorted(gains, key=int):
         gain = gain_by_labels[labels] = _gpt_gain(by_arm, by_arm[int(labels), "pretrained"],
                                                   int(labels))
-        _check(abs(gain["mean"] - gains[labels]["equal_compute_gain_points"]) < 1e-9,
+        _check(abs(gain["mean"] - gains[labels]["pretrained_gain_points"]) < 1e-9,
                f"the gain with {labels} labels is the record's")
     return gain_by_labels, max(gains, key=int)
 

@@ -138,8 +138,8 @@ def test_the_recorded_comparison_runs_end_to_end(tmp_path, toy_dir) -> None:
     gain = recorded["comparisons"]["40"]
     by = {(r["init"], r["seed"]): 100 * r["test_accuracy"] for r in runs}
     differences = [by["pretrained", s] - by["scratch", s] for s in (0, 1)]
-    assert abs(gain["equal_compute_gain_points"] - sum(differences) / 2) < 1e-9
-    assert abs(gain["equal_compute_gain_se"] - abs(differences[0] - differences[1]) / 2) < 1e-9
+    assert abs(gain["pretrained_gain_points"] - sum(differences) / 2) < 1e-9
+    assert abs(gain["pretrained_gain_se"] - abs(differences[0] - differences[1]) / 2) < 1e-9
     assert all(r["command"].startswith("python tools/records/ch13_gpt_transfer.py run") for r in runs)
     assert [r["init"] for r in recorded["selection"]] == ["scratch"]
     snapshot_runs = recorded["snapshot_fine_tuning"]
