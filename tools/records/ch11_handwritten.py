@@ -66,6 +66,7 @@ if __name__ == "__main__":  # bad arguments are refused here, before torch is im
     ARGUMENTS = parse()
 
 import json
+import math
 import platform
 import time
 from collections import Counter
@@ -144,12 +145,16 @@ def read_pairs(path: Path) -> list[dict]:
 
 def served_checkpoint(path: Path) -> dict:
     """The checkpoint's sha256, the served one's from the page's manifest, whether they
-    match, and the command the manifest says trained it."""
+    match, the command the manifest says trained it, and the command of the run beside the
+    checkpoint (None for a checkpoint without its run's `results.json`)."""
     manifest = json.loads(MANIFEST.read_text(encoding="utf-8"))
     sha256 = file_sha256(path)
+    results = path.parent / "results.json"
     return {"sha256": sha256, "served_sha256": manifest["checkpoint"]["sha256"],
             "is_served_model": sha256 == manifest["checkpoint"]["sha256"],
-            "served_command": manifest["command"]}
+            "served_command": manifest["command"],
+            "run_command": (json.loads(results.read_text(encoding="utf-8"))["command"]
+                            if results.is_file() else None)}
 
 
 def onnx_check(texts: list[str], probabilities: list[float], max_len: int,
@@ -174,10 +179,18 @@ def onnx_check(texts: list[str], probabilities: list[float], max_len: int,
 
 
 def margins(model: LinearTextClassifier, texts: list[str]) -> list[float]:
-    """A linear text classifier's w . x + b for each text, one text at a time: a sparse
-    product over a batch may add up a row's terms in another order depending on where the
-    row starts, and then two texts with the same features differ in the last bit."""
+    """A linear text classifier's w . x + b for each text, one text at a time: two texts
+    with the same features go through the same arithmetic wherever they stand in the list,
+    so a tie is exact."""
     return [(model.features([text]) @ model.weight + model.bias).item() for text in texts]
+
+
+def positive_probability(margin: float) -> float:
+    """Logistic regression's P(positive) = 1 / (1 + exp(-margin)), in double precision, one
+    value at a time: torch's sigmoid of a float32 tensor rounds the same margin differently
+    in its vectorized body and in its tail (0.33784890 and 0.33784887 for one pair here),
+    which would break a tie the features make exact."""
+    return 1 / (1 + math.exp(-margin))
 
 
 def score_all(args: argparse.Namespace, texts: list[str], path: Path) -> tuple[dict, dict]:
@@ -194,7 +207,7 @@ def score_all(args: argparse.Namespace, texts: list[str], path: Path) -> tuple[d
     nbsvm = fit_nbsvm(train.texts, train.labels, **nbsvm_settings)
     nbsvm_seconds = time.perf_counter() - started - bag_seconds
     scores = {"transformer": transformer,
-              "bag_of_words": torch.sigmoid(torch.tensor(margins(bag, texts))).tolist(),
+              "bag_of_words": [positive_probability(m) for m in margins(bag, texts)],
               "nbsvm": margins(nbsvm, texts)}
     payload = read_checkpoint(path)
     models = {
