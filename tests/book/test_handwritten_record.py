@@ -13,8 +13,9 @@ import pytest
 from conftest import ROOT
 from scratchformer.records.handwritten import (MODELS, PAIR_KINDS, REVIEW_KINDS,
                                                accuracy_by_kind, accuracy_difference,
-                                               handwritten_figures, pairs_ordered,
-                                               read_handwritten)
+                                               confident_errors, handwritten_figures,
+                                               pairs_both_right, pairs_ordered,
+                                               read_handwritten, windows_table)
 
 RESULTS = ROOT / "book" / "results"
 WORD = re.compile(r"[a-z']+")
@@ -87,6 +88,29 @@ def test_the_pair_counts_recompute_from_the_scores(record: dict) -> None:
             for outcome in ("ordered", "tied", "reversed"):
                 assert recorded[outcome] == counts[(kind, outcome)], (model, kind, outcome)
             assert recorded["pairs"] == sum(recorded[o] for o in ("ordered", "tied", "reversed"))
+
+
+def test_a_pair_both_right_is_a_pair_ordered(record: dict) -> None:
+    for model in MODELS:
+        both = pairs_both_right(record, model)
+        assert 0 <= both <= record["pairs_ordered"][model]["overall"]["ordered"]
+    errors, confident = confident_errors(record, "transformer")
+    assert errors == len(record["reviews"]) - record["accuracy"]["transformer"]["overall"]["right"]
+    assert 0 <= confident <= errors
+    with pytest.raises(ValueError, match="not a probability"):
+        confident_errors(record, "nbsvm")
+
+
+def test_the_windows_compare_on_the_same_validation_reviews(record: dict) -> None:
+    windows = record["windows_validation"]
+    head_tail, mean = windows["head_tail"]["all"], windows["windows_mean_logits"]["all"]
+    assert head_tail["reviews"] == mean["reviews"] == windows["reviews"]
+    assert head_tail["accuracy"] == pytest.approx(windows["checkpoint_val_accuracy"]), (
+        "head+tail on the drawn validation reviews must reproduce the checkpoint's own")
+    assert (mean["right"] - head_tail["right"]
+            == windows["only_windows_right"] - windows["only_head_tail_right"])
+    assert windows["windows"] >= windows["reviews"] + windows["longer_than_one_window"]
+    assert len(windows_table(record).data.splitlines()) == 4
 
 
 def test_bag_of_words_cannot_tell_a_pair_apart(record: dict) -> None:

@@ -5,7 +5,8 @@ The record holds short reviews written for the book and minimal pairs whose two 
 same words in another order, each scored by the served Transformer, bag-of-words logistic
 regression and NBSVM. `read_handwritten` reads and checks it; `accuracy_by_kind` and
 `pairs_ordered` are the two tables; `accuracy_difference` compares two models review by
-review; `handwritten_figures` the numbers the prose glues.
+review, `confident_errors` counts the confidently wrong, `windows_table` lays out the
+validation check of whole-review windows; `handwritten_figures` the numbers the prose glues.
 
 Written by hand, not exported. What this deliberately does not handle: records of other
 models than the three the script scores, and recomputing the scores (the script does that).
@@ -96,10 +97,19 @@ def accuracy_by_kind(record: dict) -> Markdown:
     return markdown_table(header, rows)
 
 
+def pairs_both_right(record: dict, model: str) -> int:
+    """The order pairs whose two texts `model` both gets right: the positive one above its
+    threshold, the negative one not."""
+    threshold = record["models"][model]["threshold"]
+    return sum(pair["scores"][model]["positive"] > threshold
+               >= pair["scores"][model]["negative"] for pair in record["pairs"])
+
+
 def pairs_ordered(record: dict) -> Markdown:
     """Each model's order pairs ordered (the positive text scored strictly higher), tied and
-    reversed, then the pairs ordered per kind of pair."""
-    header = ["model", "ordered", "tied", "reversed", *PAIR_KINDS]
+    reversed, then the pairs ordered per kind of pair, and the pairs whose two texts it
+    gets right."""
+    header = ["model", "ordered", "tied", "reversed", *PAIR_KINDS, "both texts right"]
     rows = []
     for model in MODELS:
         counts = record["pairs_ordered"][model]
@@ -107,8 +117,35 @@ def pairs_ordered(record: dict) -> Markdown:
         rows.append([record["models"][model]["name"],
                      *(f"{counts['overall'][o]}/{total}" for o in OUTCOMES[:3]),
                      *(f"{counts[kind]['ordered']}/{counts[kind]['pairs']}"
-                       for kind in PAIR_KINDS)])
+                       for kind in PAIR_KINDS),
+                     f"{pairs_both_right(record, model)}/{total}"])
     return markdown_table(header, rows)
+
+
+def confident_errors(record: dict, model: str, above: float = 0.9) -> tuple[int, int]:
+    """(errors, errors with a probability above `above` for the wrong label) of a model
+    whose score is a probability, on the hand-written reviews."""
+    if record["models"][model]["threshold"] != 0.5:
+        raise ValueError(f"{model}'s score is not a probability: "
+                         f"{record['models'][model].get('score')}")
+    wrong = [review["scores"][model] for review in record["reviews"]
+             if (review["scores"][model] > 0.5) != review["label"]]
+    return len(wrong), sum(max(p, 1 - p) > above for p in wrong)
+
+
+def windows_table(record: dict) -> Markdown:
+    """Validation accuracy of the served model reading head and tail (as trained) and
+    averaging its logits over windows of the whole review, on every validation review and
+    on those longer than one window."""
+    if "windows_validation" not in record:
+        raise ValueError("the record has no windows_validation: write it with "
+                         "`python tools/records/ch11_handwritten.py --windows`")
+    windows = record["windows_validation"]
+    rows = [[name, *(share(windows[key][part]["right"], windows[key][part]["reviews"])
+                     for part in ("all", "long"))]
+            for name, key in (("head + tail", "head_tail"),
+                              ("mean of window logits", "windows_mean_logits"))]
+    return markdown_table(["reading", "validation reviews", "longer than one window"], rows)
 
 
 def accuracy_difference(record: dict, model: str, other: str) -> dict:
