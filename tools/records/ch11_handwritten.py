@@ -83,7 +83,7 @@ from scratchformer.measure.baselines import (LinearTextClassifier, fit_bag_of_wo
                                              fit_nbsvm, review_words)
 from scratchformer.measure.statistics import paired_difference
 from scratchformer.runs.checkpoint import load_checkpoint, read_checkpoint
-from scratchformer.runs.hardware import hardware_info
+from scratchformer.runs.hardware import hardware_info, one_minute_load, timing_load
 from scratchformer.train.classify import load_classifier
 
 from script_arguments import refuse
@@ -344,7 +344,7 @@ def windows_validation(args: argparse.Namespace, path: Path, train: ReviewSplit)
 
 
 def main(args: argparse.Namespace, argv: list[str]) -> int:
-    started = time.perf_counter()
+    started, load_at_start = time.perf_counter(), one_minute_load()
     path = args.checkpoint / "best.pt" if args.checkpoint.is_dir() else args.checkpoint
     try:
         payload = read_checkpoint(path)
@@ -385,6 +385,9 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
     if args.windows:
         record["windows_validation"] = windows_validation(args, path, scored["train"])
     record["seconds_total"] = time.perf_counter() - started
+    # what else ran beside it: the wall time is a busy machine's where "busy" is true
+    record["load"] = timing_load(load_at_start, one_minute_load(),
+                                 own=(0, torch.get_num_threads()))
     text = json.dumps(record, indent=1, ensure_ascii=False) + "\n"
     write_atomically(args.record, lambda handle: handle.write(text.encode("utf-8")))
     for name in MODELS:
