@@ -123,6 +123,16 @@ BAD_ARGUMENTS: dict[str, list[tuple[str, str]]] = {
         ("--data {data} --record {dir}", "argument --record: {dir} is a folder"),
         ("--data {data} --record {missing}/gap.json", "does not exist"),
     ],
+    "tools/records/ch11_handwritten.py": [
+        ("", "the following arguments are required: --checkpoint"),
+        ("--checkpoint {gpt}", "is a train-gpt run, not a train-imdb run"),
+        ("--checkpoint {missing}", "argument --checkpoint: {missing} does not exist"),
+        ("--checkpoint {imdb} --data {missing}", "argument --data: {missing} does not exist"),
+        ("--checkpoint {imdb} --reviews {dir}", "argument --reviews: {dir} is not a file"),
+        ("--checkpoint {imdb} --pairs {missing}", "argument --pairs: {missing} does not exist"),
+        ("--checkpoint {imdb} --record {dir}", "argument --record: {dir} is a folder"),
+        ("--checkpoint {imdb} --record {readonly}", "refuses new files"),
+    ],
     "tools/records/ch11_record_predictions.py": [
         ("--checkpoint {imdb} --record {out} --errors -3", "argument --errors: must be at least 1, got -3"),
         ("--checkpoint {imdb} --record {out} --errors 0", "argument --errors: must be at least 1"),

@@ -1,0 +1,183 @@
+"""Chapter 11's reviews it has never seen: the record `book/results/handwritten_reviews.json`
+(written by `tools/records/ch11_handwritten.py`), checked and laid out as the page's tables.
+
+The record holds short reviews written for the book and minimal pairs whose two texts hold the
+same words in another order, each scored by the served Transformer, bag-of-words logistic
+regression and NBSVM. `read_handwritten` reads and checks it; `accuracy_by_kind` and
+`pairs_ordered` are the two tables; `accuracy_difference` compares two models review by
+review, `confident_errors` counts the confidently wrong, `windows_table` lays out the
+validation check of whole-review windows; `handwritten_figures` the numbers the prose glues.
+
+Written by hand, not exported. What this deliberately does not handle: records of other
+models than the three the script scores, and recomputing the scores (the script does that).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from IPython.display import Markdown
+
+from scratchformer.measure.statistics import paired_difference
+from scratchformer.records.pages import book_root, markdown_table
+
+RECORD = "handwritten_reviews.json"
+MODELS = ("transformer", "bag_of_words", "nbsvm")
+REVIEW_KINDS = ("plain", "negation", "contrast", "expectation", "short")
+PAIR_KINDS = ("negation", "contrast", "expectation", "comparison")
+OUTCOMES = ("ordered", "tied", "reversed", "pairs")
+
+
+def require(found: bool, problem: str, path: Path) -> None:
+    """Raise a ValueError naming the record and what is wrong with it unless `found`."""
+    if not found:
+        raise ValueError(f"{path}: {problem}; rewrite it with "
+                         "`python tools/records/ch11_handwritten.py`")
+
+
+def check_record(record: object, path: Path) -> dict:
+    """`record` if it has the shape the tables read: the three models, their accuracy
+    overall and per kind of review, their pair counts overall and per kind of pair, and the
+    scored reviews and pairs; a ValueError naming the first missing piece otherwise."""
+    require(isinstance(record, dict), "not a JSON object", path)
+    for key in ("command", "models", "reviews", "accuracy", "pairs", "pairs_ordered"):
+        require(key in record, f"no {key!r}", path)
+    for model in MODELS:
+        require(model in record["models"] and "name" in record["models"][model]
+                and "threshold" in record["models"][model],
+                f"models has no {model!r} with a name and a threshold", path)
+        accuracy = record["accuracy"].get(model, {})
+        for kind in ("overall", *REVIEW_KINDS):
+            require(set(accuracy.get(kind, {})) >= {"right", "reviews", "accuracy"},
+                    f"accuracy of {model!r} has no right/reviews/accuracy for {kind!r}", path)
+        ordered = record["pairs_ordered"].get(model, {})
+        for kind in ("overall", *PAIR_KINDS):
+            require(set(ordered.get(kind, {})) >= set(OUTCOMES),
+                    f"pairs_ordered of {model!r} has no {'/'.join(OUTCOMES)} for {kind!r}",
+                    path)
+    for review in record["reviews"]:
+        require(set(review) >= {"text", "label", "kind", "scores"}
+                and set(review["scores"]) >= set(MODELS),
+                f"a review lacks its text, label, kind or a model's score: {review}", path)
+    for pair in record["pairs"]:
+        require(set(pair) >= {"positive", "negative", "kind", "scores"}
+                and all(set(pair["scores"].get(m, {})) >= {"positive", "negative"}
+                        for m in MODELS),
+                f"a pair lacks its texts, kind or a model's two scores: {pair}", path)
+    return record
+
+
+def read_handwritten(path: Path | None = None) -> dict:
+    """The record (by default `book/results/handwritten_reviews.json`), read and checked."""
+    path = path or book_root() / "book" / "results" / RECORD
+    if not path.is_file():
+        raise FileNotFoundError(f"no record at {path}: write it with "
+                                "`python tools/records/ch11_handwritten.py`")
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path} is not JSON ({err})") from None
+    return check_record(record, path)
+
+
+def share(right: int, total: int) -> str:
+    """`right/total (pp.p%)`."""
+    return f"{right}/{total} ({100 * right / total:.1f}%)"
+
+
+def accuracy_by_kind(record: dict) -> Markdown:
+    """Each model's hand-written reviews right, overall and per kind of review."""
+    header = ["model", "all", *REVIEW_KINDS]
+    rows = [[record["models"][model]["name"],
+             *(share(record["accuracy"][model][kind]["right"],
+                     record["accuracy"][model][kind]["reviews"])
+               for kind in ("overall", *REVIEW_KINDS))]
+            for model in MODELS]
+    return markdown_table(header, rows)
+
+
+def pairs_both_right(record: dict, model: str) -> int:
+    """The order pairs whose two texts `model` both gets right: the positive one above its
+    threshold, the negative one not."""
+    threshold = record["models"][model]["threshold"]
+    return sum(pair["scores"][model]["positive"] > threshold
+               >= pair["scores"][model]["negative"] for pair in record["pairs"])
+
+
+def pairs_ordered(record: dict) -> Markdown:
+    """Each model's order pairs ordered (the positive text scored strictly higher), tied and
+    reversed, then the pairs ordered per kind of pair, and the pairs whose two texts it
+    gets right."""
+    header = ["model", "ordered", "tied", "reversed", *PAIR_KINDS, "both texts right"]
+    rows = []
+    for model in MODELS:
+        counts = record["pairs_ordered"][model]
+        total = counts["overall"]["pairs"]
+        rows.append([record["models"][model]["name"],
+                     *(f"{counts['overall'][o]}/{total}" for o in OUTCOMES[:3]),
+                     *(f"{counts[kind]['ordered']}/{counts[kind]['pairs']}"
+                       for kind in PAIR_KINDS),
+                     f"{pairs_both_right(record, model)}/{total}"])
+    return markdown_table(header, rows)
+
+
+def confident_errors(record: dict, model: str, above: float = 0.9) -> tuple[int, int]:
+    """(errors, errors with a probability above `above` for the wrong label) of a model
+    whose score is a probability, on the hand-written reviews."""
+    if record["models"][model]["threshold"] != 0.5:
+        raise ValueError(f"{model}'s score is not a probability: "
+                         f"{record['models'][model].get('score')}")
+    wrong = [review["scores"][model] for review in record["reviews"]
+             if (review["scores"][model] > 0.5) != review["label"]]
+    return len(wrong), sum(max(p, 1 - p) > above for p in wrong)
+
+
+def windows_table(record: dict) -> Markdown:
+    """Validation accuracy of the served model reading head and tail (as trained) and
+    averaging its logits over windows of the whole review, on every validation review and
+    on those longer than one window."""
+    if "windows_validation" not in record:
+        raise ValueError("the record has no windows_validation: write it with "
+                         "`python tools/records/ch11_handwritten.py --windows`")
+    windows = record["windows_validation"]
+    rows = [[name, *(share(windows[key][part]["right"], windows[key][part]["reviews"])
+                     for part in ("all", "long"))]
+            for name, key in (("head + tail", "head_tail"),
+                              ("mean of window logits", "windows_mean_logits"))]
+    return markdown_table(["reading", "validation reviews", "longer than one window"], rows)
+
+
+def accuracy_difference(record: dict, model: str, other: str) -> dict:
+    """`model`'s accuracy minus `other`'s on the same hand-written reviews, in points, with
+    its 95% t-interval (`paired_difference` of the per-review differences of being right:
+    -100, 0 or +100). With 0/1 outcomes the t-interval is an approximation, fair for tens of
+    reviews, and it says nothing about reviews unlike these."""
+    for name in (model, other):
+        if name not in MODELS:
+            raise ValueError(f"model must be one of {MODELS}, got {name!r}")
+
+    def right(name: str, review: dict) -> float:
+        verdict = int(review["scores"][name] > record["models"][name]["threshold"])
+        return 100.0 * (verdict == review["label"])
+
+    return paired_difference([right(model, r) for r in record["reviews"]],
+                             [right(other, r) for r in record["reviews"]])
+
+
+def handwritten_figures(record: dict) -> dict[str, str]:
+    """The numbers the prose quotes, as text: each model's accuracy and pairs ordered, the
+    counts of reviews and pairs, and the gap from the Transformer to NBSVM in points."""
+    figures = {"handwritten_reviews": str(len(record["reviews"])),
+               "handwritten_pairs": str(len(record["pairs"]))}
+    for model in MODELS:
+        overall = record["accuracy"][model]["overall"]
+        figures[f"handwritten_{model}_accuracy"] = f"{100 * overall['accuracy']:.1f}%"
+        figures[f"handwritten_{model}_right"] = f"{overall['right']}"
+        ordered = record["pairs_ordered"][model]["overall"]
+        figures[f"pairs_{model}_ordered"] = str(ordered["ordered"])
+        figures[f"pairs_{model}_tied"] = str(ordered["tied"])
+    gap = (record["accuracy"]["nbsvm"]["overall"]["accuracy"]
+           - record["accuracy"]["transformer"]["overall"]["accuracy"])
+    figures["handwritten_nbsvm_minus_transformer"] = f"{100 * gap:.1f}"
+    return figures
