@@ -11,7 +11,7 @@ import pytest
 
 from conftest import ROOT
 from scratchformer.records.gap import (INPUTS, MODELS, TRANSFORMER_INPUTS, GapRecordError,
-                                       gap_table, read_gap_record)
+                                       gap_figures, gap_table, read_gap_record)
 
 RESULTS = ROOT / "book" / "results"
 RECORDED_NAMES = {"bag_of_words": "bag of words, logistic regression",
@@ -98,3 +98,14 @@ def test_a_broken_record_is_refused_with_the_field_named(tmp_path: Path, record:
     path.write_text("[1, 2]")
     with pytest.raises(GapRecordError, match="holds a list"):
         read_gap_record(path)
+
+
+def test_the_prose_figures_refuse_a_record_that_turns_a_reading_around(tmp_path: Path) -> None:
+    figures = gap_figures(RESULTS / "imdb_gap.json")
+    assert figures["gap_bag_cost_254"] == "1.00" and figures["gap_cut_254"] == "39%"
+    turned = read("imdb_gap.json")
+    turned["gaps"]["254 tokens"]["no_attention_minus_bag_of_words"] = 0.01
+    path = tmp_path / "imdb_gap.json"
+    path.write_text(json.dumps(turned))
+    with pytest.raises(ValueError, match="attention-free model is no longer behind"):
+        gap_figures(path)

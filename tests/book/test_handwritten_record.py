@@ -15,7 +15,8 @@ from scratchformer.records.handwritten import (MODELS, PAIR_KINDS, REVIEW_KINDS,
                                                accuracy_by_kind, accuracy_difference,
                                                confident_errors, handwritten_figures,
                                                pairs_both_right, pairs_ordered,
-                                               read_handwritten, windows_table)
+                                               read_handwritten, reading_figures,
+                                               windows_table)
 
 RESULTS = ROOT / "book" / "results"
 WORD = re.compile(r"[a-z']+")
@@ -149,3 +150,14 @@ def test_a_damaged_record_is_refused_with_what_is_missing(tmp_path: Path, record
         read_handwritten(path)
     with pytest.raises(FileNotFoundError, match="no record at"):
         read_handwritten(tmp_path / "missing.json")
+
+
+def test_the_prose_figures_refuse_a_record_that_turns_a_reading_around(record: dict) -> None:
+    figures = reading_figures(record)
+    assert figures["handwritten_transformer_accuracy"] == "75.0%"
+    assert figures["coin_range"] == "10 to 20" and figures["served_meh"] == "0.9978"
+    turned = json.loads(json.dumps(record))
+    served = turned["pairs_ordered"]["transformer"]["overall"]
+    served["ordered"], served["reversed"] = served["reversed"], served["ordered"]
+    with pytest.raises(ValueError, match="served model orders fewer than a coin"):
+        reading_figures(turned)

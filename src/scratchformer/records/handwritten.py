@@ -15,11 +15,12 @@ models than the three the script scores, and recomputing the scores (the script 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 from IPython.display import Markdown
 
-from scratchformer.measure.statistics import paired_difference
+from scratchformer.measure.statistics import interval_text, paired_difference
 from scratchformer.records.pages import book_root, markdown_table
 
 RECORD = "handwritten_reviews.json"
@@ -180,4 +181,74 @@ def handwritten_figures(record: dict) -> dict[str, str]:
     gap = (record["accuracy"]["nbsvm"]["overall"]["accuracy"]
            - record["accuracy"]["transformer"]["overall"]["accuracy"])
     figures["handwritten_nbsvm_minus_transformer"] = f"{100 * gap:.1f}"
+    return figures
+
+
+def reading_figures(record: dict) -> dict[str, str]:
+    """Every number chapter 11's two sections on these texts quote, as text keyed by glue
+    name: `handwritten_figures`, the review-by-review intervals, the confident errors, a few
+    reviews' scores, the pairs' outcomes, a fair coin's central 95% of pairs ordered, and the
+    served model reading every window of a validation review against head and tail.
+
+    Refuses (ValueError) a record that no longer supports what the prose says: the served
+    model behind NBSVM and ahead of bag of words, both intervals holding zero; the served
+    model wrong with conviction and bag of words never; bag of words tying every pair; the
+    served model ordering fewer pairs than a coin's 95% range, reversing more than it orders,
+    and giving most pairs' two texts one verdict; NBSVM ordering more, and both texts right
+    more often.
+
+    Described in chapter 11, "Reviews it has never seen"."""
+    figures = handwritten_figures(record)
+    served_gap = accuracy_difference(record, "transformer", "nbsvm")
+    bag_gap = accuracy_difference(record, "transformer", "bag_of_words")
+    figures["handwritten_gap_nbsvm"] = interval_text(served_gap, digits=1)
+    figures["handwritten_gap_bag"] = interval_text(bag_gap, digits=1)
+    errors, confident = confident_errors(record, "transformer")
+    bag_errors, bag_confident = confident_errors(record, "bag_of_words")
+    figures |= {"served_errors": str(errors), "served_confident_errors": str(confident),
+                "bag_errors": str(bag_errors), "bag_confident_errors": str(bag_confident)}
+    scores = {review["text"]: review["scores"]["transformer"] for review in record["reviews"]}
+    for name, text in (("served_meh", "Meh."), ("served_not_bad", "Not bad at all."),
+                       ("served_skip", "Skip it.")):
+        figures[name] = f"{scores[text]:.4g}"
+    ordered = {model: record["pairs_ordered"][model]["overall"] for model in MODELS}
+    pairs = ordered["transformer"]["pairs"]
+    at_most = [sum(math.comb(pairs, i) for i in range(k + 1)) / 2 ** pairs
+               for k in range(pairs + 1)]
+    coin_low = min(k for k in range(pairs + 1) if at_most[k] > 0.025)
+    coin_high = min(k for k in range(pairs + 1) if at_most[k] >= 0.975)
+    served = record["pairs"]
+    same_verdict = sum((p["scores"]["transformer"]["positive"] > 0.5)
+                       == (p["scores"]["transformer"]["negative"] > 0.5) for p in served)
+    both_right = {model: pairs_both_right(record, model) for model in MODELS}
+    figures |= {"coin_range": f"{coin_low} to {coin_high}", "coin_mean": str(pairs // 2),
+                "pairs_transformer_reversed": str(ordered["transformer"]["reversed"]),
+                "pairs_nbsvm_reversed": str(ordered["nbsvm"]["reversed"]),
+                "pairs_nbsvm_both_right": str(both_right["nbsvm"]),
+                "pairs_transformer_both_right": str(both_right["transformer"]),
+                "pairs_transformer_same_verdict": f"{same_verdict} of the {pairs}"}
+    windows = record["windows_validation"]
+    figures |= {"windows_validation_reviews": f"{windows['reviews']:,}",
+                "windows_long_reviews": f"{windows['longer_than_one_window']:,}",
+                "windows_flips": str(windows["only_windows_right"]),
+                "windows_gain": interval_text(windows["windows_minus_head_tail_points"])}
+    claims = {
+        "served model behind NBSVM, interval holding zero":
+            served_gap["low"] < 0 and served_gap["mean"] < 0 < served_gap["high"],
+        "served model ahead of bag of words, interval holding zero":
+            bag_gap["low"] < 0 < bag_gap["mean"] < bag_gap["high"],
+        "most served errors confident, no bag-of-words error":
+            2 * confident > errors and bag_confident == 0,
+        "bag of words ties every pair": ordered["bag_of_words"]["tied"] == pairs,
+        "served model orders fewer than a coin": ordered["transformer"]["ordered"] < coin_low,
+        "served model reverses more than it orders":
+            ordered["transformer"]["reversed"] > ordered["transformer"]["ordered"],
+        "most pairs one verdict": 2 * same_verdict > pairs,
+        "NBSVM orders more and gets both right more":
+            ordered["nbsvm"]["ordered"] > ordered["transformer"]["ordered"]
+            and both_right["nbsvm"] > both_right["transformer"],
+    }
+    broken = [claim for claim, holds in claims.items() if not holds]
+    if broken:
+        raise ValueError(f"the record no longer supports chapter 11's reading: {broken}")
     return figures
