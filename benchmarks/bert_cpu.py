@@ -1,6 +1,6 @@
 """Speed of one training step of chapter 10's `cpu` preset model: precision and threads.
 
-One step is what `scratchformer.train.loop.train` does per batch: forward under autocast (or not),
+One step is what `scratchformer.train.engine.train` does per batch: forward under autocast (or not),
 cross-entropy, backward, gradient clipping and a fused AdamW update, on a batch of 64 reviews of
 256 tokens, a third of them ending in padding. Variants, each against the reference measured in
 the same run (float32 with one torch thread):

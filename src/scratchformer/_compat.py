@@ -103,6 +103,9 @@ NAME_MOVES: dict[str, dict[str, str]] = {
         **dict.fromkeys(["check_pipeline_config", "check_before_training"], "scratchformer.train.checks"),
         **dict.fromkeys(["positive_int", "user_path", "command_line_texts", "one_line"],
                         "scratchformer.cli.args"),
+        # Chapter 11: the production loop and its settings left the loop module for the engine.
+        **dict.fromkeys(["TrainConfig", "train", "planned_steps", "budget_spent"],
+                        "scratchformer.train.engine"),
     },
     "scratchformer.guards": {
         **dict.fromkeys(["positive_int", "seed_int", "user_path", "command_line_texts", "stdin_lines",

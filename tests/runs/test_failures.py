@@ -26,6 +26,7 @@ import scratchformer.io.files as files
 import scratchformer.data.framing as framing
 import scratchformer.data.imdb as imdb
 import scratchformer.runs.checkpoint as checkpoints
+import scratchformer.train.engine as engine
 import scratchformer.train.loop as train
 from scratchformer.data.framing import encode_review
 from scratchformer.data.imdb import ReviewSplit, load_imdb
@@ -206,7 +207,7 @@ def test_non_finite_values_are_refused_in_python(tmp_path: Path) -> None:
     for changes in ({"lr": math.nan}, {"lr": math.inf}, {"grad_clip": math.nan}, {"weight_decay": -math.inf},
                     {"warmup": math.nan}, {"epochs": 2.5}, {"seed": "0"}):
         with pytest.raises(ValueError, match="must be"):
-            train.TrainConfig(**changes)
+            engine.TrainConfig(**changes)
     with pytest.raises(ValueError, match="dropout"):
         tiny_config(dropout=math.nan)
     model = BertForSequenceClassification(tiny_config())
@@ -221,9 +222,9 @@ def test_training_stops_at_the_first_non_finite_step_with_finite_weights(tmp_pat
     torch.manual_seed(0)
     model = BertForSequenceClassification(tiny_config(pooling="mean")).to(device)
     fit, val = toy_loaders(tmp_path / "cache")
-    config = train.TrainConfig(epochs=3, batch_size=16, lr=1e10, warmup=0.0, val_size=16)
+    config = engine.TrainConfig(epochs=3, batch_size=16, lr=1e10, warmup=0.0, val_size=16)
     with pytest.raises(train.TrainingDiverged, match=r"diverged at step \d+ \(lr 1e\+10\)"):
-        train.train(model, fit, val, config, tmp_path / "run", progress=False, log=lambda message: None)
+        engine.train(model, fit, val, config, tmp_path / "run", progress=False, log=lambda message: None)
     assert all(torch.isfinite(p).all() for p in model.parameters()), "the bad step was not applied"
     for path in (tmp_path / "run").glob("*.pt"):
         assert all(torch.isfinite(t).all() for t in torch.load(path, weights_only=True)["model"].values()

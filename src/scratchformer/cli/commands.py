@@ -50,7 +50,7 @@ from scratchformer.tokenize.bpe import BPETokenizer
 from scratchformer.train.checks import (check_before_training, check_init_config,
                                         check_model_fits, check_pipeline_config)
 from scratchformer.train.classify import load_classifier
-from scratchformer.train.loop import train
+from scratchformer.train.engine import train
 from scratchformer.train.presets import PRESETS, apply_overrides, preset
 
 def run_train_imdb(args: argparse.Namespace, argv: Sequence[str]) -> int:

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 import scratchformer.data.framing as framing
 import scratchformer.train.presets as presets
 import scratchformer.runs.folders as runs
-import scratchformer.train.loop as train
+import scratchformer.train.engine as train
 from scratchformer.cli.commands import main
 from scratchformer.data.batches import ReviewLoader
 from scratchformer.data.framing import (CLS_ID, PAD_ID, SEP_ID, VOCAB_SIZE, SpecialIds,
@@ -35,7 +35,8 @@ from scratchformer.models.bert import BertConfig, BertForSequenceClassification
 from scratchformer.nn.attention import padding_mask
 from scratchformer.runs.checkpoint import (load_checkpoint, read_checkpoint,
                                            save_checkpoint)
-from scratchformer.train.loop import TrainConfig, classify_texts
+from scratchformer.train.engine import TrainConfig
+from scratchformer.train.loop import classify_texts
 
 from conftest import run_under_torchrun
 
