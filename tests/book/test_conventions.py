@@ -242,8 +242,9 @@ def long_visible_cells(root: Path) -> list[str]:
 TAUGHT = {
     "book/10_bert.md": ["frame_tokens", "BertConfig", "BertEmbedding", "BertEncoder",
                         "BertForSequenceClassification"],
-    "book/11_training.md": ["training_step", "make_optimizer", "lr_multiplier",
-                            "token_contributions"],
+    "book/11_training.md": ["evaluate", "training_step", "make_optimizer", "lr_multiplier",
+                            "token_contributions", "count_features", "fit_bag_of_words",
+                            "log_count_ratio", "fit_nbsvm", "t_quantile", "paired_difference"],
     "book/12_gpt.md": ["GPTConfig", "GPTModel", "token_stream", "next_token_loss",
                        "next_token_probabilities", "generate", "KVCache", "attend_with_cache",
                        "block_with_cache", "add_k_bigram"],
