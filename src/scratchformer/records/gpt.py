@@ -222,7 +222,6 @@ def heldout_table(results: Path) -> Markdown:
     shorter_run = read_record(results, "gpt_cpu_3000_steps.json")
     shorter_bpb = shorter_run["heldout"]["bits_per_byte"]
     glue_md("shorter_steps", f"{shorter_run['train_config']['steps']:,}")
-    glue_md("shorter_minutes", f"{shorter_run['seconds']['train'] / 60:.0f}")
     glue_md("shorter_gpt_bpb", f"{shorter_bpb['GPT']:.3f}")
     assert shorter_bpb["GPT"] > shorter_bpb[same_data], "the prose: it lost to its windows"
     # The prose describes this outcome: the GPT beats every model of this table (none
