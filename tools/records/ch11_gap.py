@@ -25,7 +25,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from script_arguments import existing_folder, output_file, positive_int
+from script_arguments import default_record, existing_folder, output_file, positive_int
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "book" / "results"
@@ -45,11 +45,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.cache is not None and args.cache.exists() and not args.cache.is_dir():
         parser.error(f"argument --cache: {args.cache} is a file, not a folder")
-    if args.record is None:
-        try:
-            args.record = output_file(str(DEFAULT_RECORD))
-        except argparse.ArgumentTypeError as err:
-            parser.error(f"argument --record: {err}")
+    args.record = default_record(parser, args.record, DEFAULT_RECORD)
     return args
 
 

@@ -25,7 +25,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from script_arguments import checkpoint, existing_file, existing_folder, output_file
+from script_arguments import (checkpoint, default_record, existing_file, existing_folder,
+                              output_file)
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "book" / "results"
@@ -54,11 +55,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--record", type=output_file, default=None,
                         help=f"JSON file to write (default: {DEFAULT_RECORD.relative_to(ROOT)})")
     args = parser.parse_args(argv)
-    if args.record is None:
-        try:
-            args.record = output_file(str(DEFAULT_RECORD))
-        except argparse.ArgumentTypeError as err:
-            parser.error(f"argument --record: {err}")
+    args.record = default_record(parser, args.record, DEFAULT_RECORD)
     return args
 
 

@@ -23,7 +23,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from script_arguments import existing_folder, output_file
+from script_arguments import default_record, existing_folder, output_file
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_RECORD = ROOT / "book" / "results" / "imdb_cpu_ablations.json"
@@ -44,11 +44,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         if not (args.work / "runs").is_dir():
             parser.error(f"argument --work: {args.work} holds no runs/ folder: "
                          "make the runs first with `run`")
-        if args.record is None:
-            try:
-                args.record = output_file(str(DEFAULT_RECORD))
-            except argparse.ArgumentTypeError as err:
-                parser.error(f"argument --record: {err}")
+        args.record = default_record(parser, args.record, DEFAULT_RECORD)
     elif args.work.exists() and not args.work.is_dir():
         parser.error(f"argument --work: {args.work} is a file, not a folder")
     return args

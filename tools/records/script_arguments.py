@@ -105,6 +105,17 @@ def output_file(text: str) -> Path:
     return path
 
 
+def default_record(parser: argparse.ArgumentParser, record: Path | None, default: Path) -> Path:
+    """`--record` as given, or `default` checked as `output_file` checks a given one (an error
+    names `--record`, as argparse would)."""
+    if record is not None:
+        return record
+    try:
+        return output_file(str(default))
+    except argparse.ArgumentTypeError as err:
+        parser.error(f"argument --record: {err}")
+
+
 def output_file_in_new_folder(text: str) -> Path:
     """`output_file`, but the folders on the way may be missing (the script creates them):
     the nearest one that exists must be a folder that takes new files."""
