@@ -48,16 +48,24 @@ def save_checkpoint(
     """
     if isinstance(model, DistributedDataParallel):
         model = model.module
+    write_checkpoint(path, model, CHECKPOINT_FORMAT, asdict(config),
+                     {"num_classes": model.num_classes, "truncation": truncation},
+                     training_state)
+
+
+def write_checkpoint(path: str | os.PathLike, model: nn.Module, checkpoint_format: str,
+                     config: dict, fields: dict, training_state: dict | None) -> None:
+    """The one checkpoint writer of every model: `{format, version, config, **fields, model,
+    training}`, written atomically, never with a NaN or infinite weight. `read_checkpoint`
+    reads what it writes.
+
+    Described in chapter 11, section "Saving and loading".
+    """
+    if isinstance(model, DistributedDataParallel):
+        model = model.module
     check_finite_weights(model, path)
-    payload = {
-        "format": CHECKPOINT_FORMAT,
-        "version": CHECKPOINT_VERSION,
-        "config": asdict(config),
-        "num_classes": model.num_classes,
-        "truncation": truncation,
-        "model": model.state_dict(),
-        "training": training_state,
-    }
+    payload = {"format": checkpoint_format, "version": CHECKPOINT_VERSION, "config": config,
+               **fields, "model": model.state_dict(), "training": training_state}
     write_atomically(Path(path), lambda handle: torch.save(payload, handle))
 
 

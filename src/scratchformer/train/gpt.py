@@ -23,17 +23,15 @@ from tqdm import tqdm
 from scratchformer.data.framing import clean_review
 from scratchformer.data.token_windows import TokenWindows
 from scratchformer.data.windows import special_ids
-from scratchformer.io.files import write_atomically
 from scratchformer.measure.evaluation import PRECISIONS, autocast, is_distributed
 from scratchformer.measure.ngram import (BigramCounts, add_k_bigram_log_prob,
                                          bits_per_byte, document_pairs,
                                          kneser_ney_bigram_log_prob, kneser_ney_discount,
                                          unigram_log_prob)
 from scratchformer.models.gpt import GPTConfig, GPTModel, document_nll, next_token_loss
-from scratchformer.runs.checkpoint import (BEST_CHECKPOINT, CHECKPOINT_VERSION,
-                                           LAST_CHECKPOINT, check_finite_weights,
-                                           check_weights, read_checkpoint,
-                                           restore_training)
+from scratchformer.runs.checkpoint import (BEST_CHECKPOINT, LAST_CHECKPOINT, check_weights,
+                                           read_checkpoint, restore_training,
+                                           write_checkpoint)
 from scratchformer.runs.provenance import check_same_run
 from scratchformer.tokenize.bpe import BPETokenizer
 from scratchformer.tokenize.gpt2_files import END_OF_TEXT
@@ -53,11 +51,8 @@ def save_gpt_checkpoint(path: str | os.PathLike, model: nn.Module,
     """
     if isinstance(model, DistributedDataParallel):
         model = model.module
-    check_finite_weights(model, path)  # never a file with NaN or infinite weights
-    payload = {"format": GPT_CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION,
-               "config": asdict(model.config), "model": model.state_dict(),
-               "training": training_state}
-    write_atomically(Path(path), lambda handle: torch.save(payload, handle))
+    write_checkpoint(path, model, GPT_CHECKPOINT_FORMAT, asdict(model.config), {},
+                     training_state)
 
 
 def read_gpt_checkpoint(path: str | os.PathLike) -> dict:

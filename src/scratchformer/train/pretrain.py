@@ -24,15 +24,13 @@ from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
 from scratchformer.data.framing import SpecialIds, clean_review, frame_tokens
-from scratchformer.io.files import write_atomically
 from scratchformer.measure.evaluation import PRECISIONS, autocast, is_distributed
 from scratchformer.models.bert import BertConfig
 from scratchformer.models.pretraining import (BertForMaskedLM, ElectraPretrainer,
                                               PretrainingWindows, bert_special_ids,
                                               mask_tokens, masked_lm_loss)
-from scratchformer.runs.checkpoint import (CHECKPOINT_VERSION, check_finite_weights,
-                                           check_weights, read_checkpoint,
-                                           restore_training)
+from scratchformer.runs.checkpoint import (check_weights, read_checkpoint, restore_training,
+                                           write_checkpoint)
 from scratchformer.runs.provenance import check_recorded, check_same_run
 from scratchformer.tokenize.bpe import BPETokenizer
 from scratchformer.train.checks import check_numbers
@@ -147,11 +145,8 @@ def save_pretraining(path: str | os.PathLike, model: nn.Module, settings: Pretra
     """
     if isinstance(model, DistributedDataParallel):
         model = model.module
-    check_finite_weights(model, path)
-    payload = {"format": PRETRAIN_FORMAT, "version": CHECKPOINT_VERSION,
-               "config": asdict(model.config), "settings": asdict(settings),
-               "model": model.state_dict(), "training": training_state}
-    write_atomically(Path(path), lambda handle: torch.save(payload, handle))
+    write_checkpoint(path, model, PRETRAIN_FORMAT, asdict(model.config),
+                     {"settings": asdict(settings)}, training_state)
 
 
 def read_pretraining(path: str | os.PathLike) -> dict:
