@@ -85,6 +85,8 @@ EXPECTED_IN_HTML: dict[str, list[str]] = {
         "80.7%", "1,563", "156,300", "86.7%", "3.6", "40%", "216", "88.5%", "89.2%", "84.2%", "45,000",
         "-1.23", "-1.31", "-1.31 .. -0.43",  # "Not bad at all.": bad, Not, every token's share
         "93%", "99%",  # tokens pushing the way the verdict went: eight reviews, six test errors
+        "87.52%", "-0.65 points (95% interval -1.01 to -0.29",  # counting on the 254 tokens read
+        "75.0%", "77.5%", "10 to 20",  # reviews written for the book; a coin on the word-order pairs
     ],
     "book/12_gpt.html": [
         "74,042", "24,781", "109", "619,904", "1,485,568", "13,312,000",  # data, models, the run
