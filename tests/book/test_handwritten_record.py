@@ -123,7 +123,9 @@ def test_bag_of_words_cannot_tell_a_pair_apart(record: dict) -> None:
 def test_the_tables_have_a_row_per_model_and_the_figures_agree(record: dict) -> None:
     accuracy = accuracy_by_kind(record).data.splitlines()
     pairs = pairs_ordered(record).data.splitlines()
-    assert len(accuracy) == len(pairs) == 2 + len(MODELS)
+    by_kind = pairs_ordered(record, by_kind=True).data.splitlines()
+    assert len(accuracy) == len(pairs) == len(by_kind) == 2 + len(MODELS)
+    assert pairs[0].count("|") == 6 and by_kind[0].count("|") == 2 + len(PAIR_KINDS)
     figures = handwritten_figures(record)
     assert figures["handwritten_reviews"] == str(len(record["reviews"]))
     nbsvm = record["accuracy"]["nbsvm"]["overall"]

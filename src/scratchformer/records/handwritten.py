@@ -106,20 +106,20 @@ def pairs_both_right(record: dict, model: str) -> int:
                >= pair["scores"][model]["negative"] for pair in record["pairs"])
 
 
-def pairs_ordered(record: dict) -> Markdown:
+def pairs_ordered(record: dict, by_kind: bool = False) -> Markdown:
     """Each model's order pairs ordered (the positive text scored strictly higher), tied and
-    reversed, then the pairs ordered per kind of pair, and the pairs whose two texts it
-    gets right."""
-    header = ["model", "ordered", "tied", "reversed", *PAIR_KINDS, "both texts right"]
+    reversed, and the pairs whose two texts it gets right; with `by_kind`, the pairs ordered
+    per kind of pair instead (the page's column is too narrow for both)."""
     rows = []
     for model in MODELS:
         counts = record["pairs_ordered"][model]
         total = counts["overall"]["pairs"]
-        rows.append([record["models"][model]["name"],
-                     *(f"{counts['overall'][o]}/{total}" for o in OUTCOMES[:3]),
-                     *(f"{counts[kind]['ordered']}/{counts[kind]['pairs']}"
-                       for kind in PAIR_KINDS),
-                     f"{pairs_both_right(record, model)}/{total}"])
+        cells = ([f"{counts[kind]['ordered']}/{counts[kind]['pairs']}" for kind in PAIR_KINDS]
+                 if by_kind else [*(f"{counts['overall'][o]}/{total}" for o in OUTCOMES[:3]),
+                                  f"{pairs_both_right(record, model)}/{total}"])
+        rows.append([record["models"][model]["name"], *cells])
+    header = (["model", *(f"{kind}: ordered" for kind in PAIR_KINDS)] if by_kind
+              else ["model", "ordered", "tied", "reversed", "both texts right"])
     return markdown_table(header, rows)
 
 
