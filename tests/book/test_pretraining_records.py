@@ -12,6 +12,7 @@ import matplotlib
 import pytest
 
 from conftest import ROOT
+from scratchformer.records import pages
 from scratchformer.records import pretraining as records
 
 matplotlib.use("Agg")
@@ -67,5 +68,5 @@ def test_a_record_that_no_longer_supports_the_prose_is_refused(tmp_path: Path) -
 
 
 def test_table_cells_show_markdown_marks_as_they_are() -> None:
-    table = records.escaped_table(["token"], [["[MASK]"], ["*"], ["a  b\nc"]]).data
+    table = pages.escaped_table(["token"], [["[MASK]"], ["*"], ["a  b\nc"]]).data
     assert table.splitlines()[2:] == [r"| \[MASK\] |", r"| \* |", "| a b c |"]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from scratchformer.records import gpt
+from scratchformer.records import gpt, pages
 
 RESULTS = ROOT / "book" / "results"
 
@@ -42,8 +42,8 @@ def test_a_run_whose_validation_loss_rose_at_the_end_is_refused(tmp_path: Path) 
 
 
 def test_a_table_cell_is_never_read_as_markdown() -> None:
-    assert gpt.table_cell("a *b* | <br />") == r"a \*b\* \| \<br /\>"
-    assert gpt.table_cell(gpt.Code("<|endoftext|>\n")) == "`<\\|endoftext\\|>↵`"
+    assert pages.table_cell("a *b* | <br />") == r"a \*b\* \| \<br /\>"
+    assert pages.table_cell(pages.Code("<|endoftext|>\n")) == "`<\\|endoftext\\|>↵`"
 
 
 def test_the_stand_in_splits_repeat_texts_across_splits_as_imdb_does() -> None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import math
 import random
-import re
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -25,37 +24,13 @@ from myst_nb import glue
 
 from scratchformer.data.imdb import ReviewSplit
 from scratchformer.measure.statistics import interval_text, paired_difference
-from scratchformer.records.pages import glue_md, markdown_table
+from scratchformer.records.pages import Code, escaped_table, glue_md, read_record
 from scratchformer.runs.hardware import busy_note
 
 SAMPLING_RULES = ["greedy", "temperature", "top_k", "top_p"]  # the files' names, in order
 RULE_NAMES = ["greedy", "temperature 0.7", "top-k, k = 5", "top-p, p = 0.9"]
 REVIEW_MODELS = {"pretrained": "the full run's model",
                  "finetuned": "fine-tuned on labelled reviews"}
-
-
-class Code(str):
-    """Text to show as code in a table cell (a token, with its spaces).
-
-    Described in chapter 12, section "One stream, cut into windows"."""
-
-
-def table_cell(value: object) -> str:
-    """A value as one Markdown table cell, shown as is, never read as Markdown.
-
-    Described in chapter 12, section "One stream, cut into windows"."""
-    if isinstance(value, Code):
-        shown = value.replace("`", "'").replace("|", "\\|").replace("\n", "↵")
-        return f"`{shown}`"
-    text = " ".join(str(value).split())  # a cell is one line
-    return re.sub(r"([][\\`*_<>#|~])", r"\\\1", text)  # escape Markdown's marks
-
-
-def escaped_table(header: list[str], rows: list[list[object]]) -> Markdown:
-    """`markdown_table` with every cell escaped by `table_cell` (tokens, generated text).
-
-    Described in chapter 12, section "One stream, cut into windows"."""
-    return markdown_table(header, [[table_cell(cell) for cell in row] for row in rows])
 
 
 def draw_chapter_path() -> None:
@@ -112,13 +87,6 @@ def stand_in_splits() -> tuple[ReviewSplit, list[str], ReviewSplit]:
     test_split = ReviewSplit(texts[5_000:] + unlabeled[:20],  # and some the test reviews
                              [i % 2 for i in range(1_020)])
     return train_split, unlabeled, test_split
-
-
-def read_record(results: Path, name: str) -> dict:
-    """The JSON record `name` of `book/results/`.
-
-    Described in chapter 12, section "The full CPU run"."""
-    return json.loads((results / name).read_text())
 
 
 def full_cpu_run(results: Path) -> dict:

@@ -1,5 +1,6 @@
-"""What every chapter's page needs around its recorded results: where they are, a Markdown
-table, a piece of text glued into the prose.
+"""What every chapter's page needs around its recorded results: where they are, reading one,
+a Markdown table (its cells escaped where they hold tokens or generated text), a piece of text
+glued into the prose.
 
 Written by hand, not exported. Needs IPython (and MyST-NB for `glue_md`), both installed with
 the book's requirements (`pip install .[book]`); it does not handle pages built outside the
@@ -8,6 +9,8 @@ repository (the records live in `book/results/`, which the package does not inst
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 from IPython.display import Markdown
@@ -45,3 +48,37 @@ def glue_md(name: str, text: str) -> None:
     from myst_nb import glue
 
     glue(name, Markdown(text), display=False)
+
+
+def read_record(results: Path, name: str) -> dict:
+    """The JSON record `name` in the results folder `results`.
+
+    Described in chapter 11, section "The full CPU run"; every page reads its records so."""
+    path = Path(results) / name
+    if not path.is_file():
+        raise FileNotFoundError(f"no record at {path}: the chapter reads its recorded runs there")
+    return json.loads(path.read_text())
+
+
+class Code(str):
+    """Text to show as code in a table cell (a token, with its spaces).
+
+    Described in chapter 12, section "One stream, cut into windows"; chapter 13 uses it too."""
+
+
+def table_cell(value: object) -> str:
+    """A value as one Markdown table cell, shown as is, never read as Markdown.
+
+    Described in chapter 12, section "One stream, cut into windows"; chapter 13 uses it too."""
+    if isinstance(value, Code):
+        shown = value.replace("`", "'").replace("|", "\\|").replace("\n", "↵")
+        return f"`{shown}`"
+    text = " ".join(str(value).split())  # a cell is one line
+    return re.sub(r"([][\\`*_<>#|~])", r"\\\1", text)  # escape Markdown's marks
+
+
+def escaped_table(header: list[str], rows: list[list[object]]) -> Markdown:
+    """`markdown_table` with every cell escaped by `table_cell` (tokens, generated text).
+
+    Described in chapter 12, section "One stream, cut into windows"; chapter 13 uses it too."""
+    return markdown_table(header, [[table_cell(cell) for cell in row] for row in rows])

@@ -12,9 +12,7 @@ book's requirements). It does not handle records of other shapes than the script
 
 from __future__ import annotations
 
-import json
 import math
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean
@@ -23,7 +21,7 @@ from typing import Any
 from IPython.display import Markdown
 
 from scratchformer.measure.statistics import paired_difference
-from scratchformer.records.pages import glue_md, markdown_table
+from scratchformer.records.pages import escaped_table, glue_md, read_record
 from scratchformer.runs.hardware import busy_note, recorded_load
 
 
@@ -51,26 +49,11 @@ def glue_numbers(shown: Shown) -> None:
         glue_md(name, text)
 
 
-def escaped_table(header: list[str], rows: list[list[object]]) -> Markdown:
-    """A Markdown table whose cells are one line each, their Markdown marks escaped (tokens
-    such as `*` or `[MASK]` show as they are).
-
-    Described in chapter 13, "Masking"."""
-    def cell(value: object) -> str:
-        return re.sub(r"([][\\`*_<>#|~])", r"\\\1", " ".join(str(value).split()))
-
-    return markdown_table(header, [[cell(value) for value in row] for row in rows])
-
-
 def _check(holds: bool, reading: str) -> None:
     """Refuse a record that no longer supports what the prose reads in it."""
     if not holds:
         raise ValueError(f"the recorded results no longer support the chapter's reading: "
                          f"{reading}; rewrite the prose before the page")
-
-
-def _read(results: Path, name: str) -> dict:
-    return json.loads((Path(results) / name).read_text())
 
 
 def mean_sd(values: list[float]) -> tuple[float, float]:
@@ -87,8 +70,8 @@ def question_table(results: Path) -> Shown:
     """Chapter 11's baselines and its Transformer from scratch, on the test split.
 
     Described in chapter 13, "The question"."""
-    from_scratch_run = _read(results, "imdb_cpu.json")
-    baselines = _read(results, "imdb_baselines.json")
+    from_scratch_run = read_record(results, "imdb_cpu.json")
+    baselines = read_record(results, "imdb_baselines.json")
     rows = [[row["model"], f"{row['accuracy']:.2%}"] for row in baselines["test"]]
     rows.append(["Transformer from scratch (chapter 11, cpu preset)",
                  f"{from_scratch_run['test']['accuracy']:.2%}"])
@@ -116,7 +99,7 @@ def recorded_runs(results: Path) -> Shown:
     loss without context.
 
     Described in chapter 13, "The recorded runs"."""
-    recorded = _read(results, "pretrain_cpu.json")
+    recorded = read_record(results, "pretrain_cpu.json")
     runs = recorded["pretraining"]
     rows: list[list[object]] = []
     text: dict[str, object] = {}
@@ -151,7 +134,7 @@ def pretraining_commands(results: Path) -> list[str]:
     run's too).
 
     Described in chapter 13, "The recorded runs"."""
-    return _read(results, "pretrain_cpu.json")["commands"][:3]
+    return read_record(results, "pretrain_cpu.json")["commands"][:3]
 
 
 def electra_losses(results: Path) -> Shown:
@@ -162,11 +145,11 @@ def electra_losses(results: Path) -> Shown:
     Described in chapter 13, "The recorded runs"."""
     import matplotlib.pyplot as plt
 
-    recorded = _read(results, "pretrain_cpu.json")
+    recorded = read_record(results, "pretrain_cpu.json")
     runs = recorded["pretraining"]
     frequencies_alone = recorded["loss_by_position"]["frequencies alone"]
     _, mixture_floor = _context_free(recorded)
-    electra_parts = _read(results, "pretrain_electra_losses_cpu.json")
+    electra_parts = read_record(results, "pretrain_electra_losses_cpu.json")
     # The snapshots come from a rerun of the recorded ELECTRA command with snapshots kept;
     # it trained the same model: the same validation loss at every step the record holds.
     rerun = {r["step"]: r["val_loss"] for r in electra_parts["run"]["history"]}
@@ -220,7 +203,7 @@ def throughput(results: Path) -> Shown:
     (`benchmarks/pretraining.py`), with its command and the machine's load.
 
     Described in chapter 13, "The recorded runs"."""
-    record = _read(results, "pretraining_throughput.json")
+    record = read_record(results, "pretraining_throughput.json")
     print(record["command"] + busy_note(record))
     speed = {(r["objective"], r["window"]): r["speed_vs_mlm_256"] for r in record["rows"]}
     return Shown(
@@ -274,7 +257,7 @@ def fine_tuning_arms(results: Path) -> Shown:
     pretraining and fine-tuning minutes, validation and test accuracy.
 
     Described in chapter 13, "When does pretraining pay?"."""
-    recorded = _read(results, "pretrain_cpu.json")
+    recorded = read_record(results, "pretrain_cpu.json")
     summary = _arms(recorded)
     loads = [recorded_load(run) for run in recorded["fine_tuning"]]
     highest = max(max(load["start"], load["end"]) for load in loads)
@@ -297,7 +280,7 @@ def fine_tuning_figure(results: Path) -> None:
     Described in chapter 13, "When does pretraining pay?"."""
     import matplotlib.pyplot as plt
 
-    summary = _arms(_read(results, "pretrain_cpu.json"))
+    summary = _arms(read_record(results, "pretrain_cpu.json"))
     fig, axis = plt.subplots(figsize=(7, 3.6))
     curve = [s for s in summary if s["objective"] == "mlm" and s["epochs"] == 1]
     axis.errorbar([s["pretrain_minutes"] + s["finetune_minutes"] for s in curve],
@@ -358,7 +341,7 @@ def arm_differences(results: Path) -> Shown:
     its seed-by-seed differences.
 
     Described in chapter 13, "When does pretraining pay?"."""
-    recorded = _read(results, "pretrain_cpu.json")
+    recorded = read_record(results, "pretrain_cpu.json")
     arms = _compared(recorded)
     paired_arms = arms["paired_arms"]
     scratch, longer, best = arms["scratch"], arms["longer"], arms["best"]
@@ -403,14 +386,14 @@ def everything_table(results: Path) -> Shown:
     """Chapter 11's baselines and Transformer and every arm here, with their minutes.
 
     Described in chapter 13, "When does pretraining pay?"."""
-    from_scratch_run = _read(results, "imdb_cpu.json")
-    baselines = _read(results, "imdb_baselines.json")
+    from_scratch_run = read_record(results, "imdb_cpu.json")
+    baselines = read_record(results, "imdb_baselines.json")
     rows = [[row["model"], f"{row['accuracy']:.2%}", f"{row['seconds']['total'] / 60:.1f}"]
             for row in baselines["test"]]
     rows.append(["Transformer from scratch, GPT-2's tokens, 2 epochs (chapter 11)",
                  f"{from_scratch_run['test']['accuracy']:.2%}",
                  f"{from_scratch_run['seconds']['total'] / 60:.1f}"])
-    for s in _arms(_read(results, "pretrain_cpu.json")):
+    for s in _arms(read_record(results, "pretrain_cpu.json")):
         what = ("Transformer from scratch, " if s["step"] == 0 else
                 f"pretrained ({s['name']}), then ") + f"{s['epochs']} epoch(s)"
         seeds = f" ({s['seeds']} seeds)" if s["seeds"] > 1 else " (1 seed)"
@@ -426,7 +409,7 @@ def loss_by_position(results: Path) -> Shown:
     Described in chapter 13, "What the model learned"."""
     import matplotlib.pyplot as plt
 
-    recorded = _read(results, "pretrain_cpu.json")
+    recorded = read_record(results, "pretrain_cpu.json")
     context_free, _ = _context_free(recorded)
     by_position = recorded["loss_by_position"]
     steps = sorted(int(step) for step in by_position["snapshots"])
@@ -460,7 +443,7 @@ def predictions_table(results: Path) -> Shown:
     the recorded masked-LM run.
 
     Described in chapter 13, "What the model learned"."""
-    predictions = _read(results, "pretrain_cpu.json")["predictions"]
+    predictions = read_record(results, "pretrain_cpu.json")["predictions"]
     rows = []
 
     def top(entry: dict) -> str:
@@ -487,10 +470,10 @@ def recipe_sweep(results: Path) -> Shown:
     Described in chapter 13, "Another recipe?"."""
     import matplotlib.pyplot as plt
 
-    recorded = _read(results, "pretrain_cpu.json")
+    recorded = read_record(results, "pretrain_cpu.json")
     runs = recorded["pretraining"]
     frequencies_at_mask = recorded["loss_by_position"]["frequencies alone"]["[MASK]"]
-    sweep = _read(results, "pretrain_sweep_cpu.json")
+    sweep = read_record(results, "pretrain_sweep_cpu.json")
     preset = runs["mlm"]["model_config"]
     recipes = {"recorded: lr 0.001, dropout 0.1, 15%": (
         recorded["loss_by_position"], runs["mlm"]["snapshot_seconds"], preset)}
@@ -552,7 +535,7 @@ def transfer_selection(results: Path) -> Shown:
     chosen on validation for each start.
 
     Described in chapter 13, "Pretrained against from scratch"."""
-    transfer = _read(results, "transfer_cpu.json")
+    transfer = read_record(results, "transfer_cpu.json")
     choices = sorted(transfer["selection"], key=lambda r: (r["init"], r["lr"]))
     chosen = {init: max((r for r in choices if r["init"] == init),
                         key=lambda r: r["validation_accuracy"])["lr"] for init in
@@ -574,8 +557,8 @@ def gpt_context(results: Path) -> Shown:
     loss when it may read only the last 1, 2, 4, ... tokens.
 
     Described in chapter 13, "Pretrained against from scratch"."""
-    gpt_runs = _read(results, "transfer_cpu.json")["pretraining"]
-    ngrams = _read(results, "gpt_ngrams.json")["runs"]
+    gpt_runs = read_record(results, "transfer_cpu.json")["pretraining"]
+    ngrams = read_record(results, "gpt_ngrams.json")["runs"]
     contexts = list(next(iter(gpt_runs.values()))["loss_by_context"])
     rows = []
     for name, run in gpt_runs.items():
@@ -626,7 +609,7 @@ def gpt_transfer_table(results: Path) -> Shown:
     learning rate, validation and test accuracy, minutes in all.
 
     Described in chapter 13, "Pretrained against from scratch"."""
-    transfer = _read(results, "transfer_cpu.json")
+    transfer = read_record(results, "transfer_cpu.json")
     pretraining_minutes = transfer["pretraining_train_seconds"] / 60
     rows = []
     for (labels, init), members in sorted(_gpt_arms(transfer).items()):
@@ -661,7 +644,7 @@ def gpt_gains(results: Path) -> Shown:
     of labels, with its 95% interval and what it says.
 
     Described in chapter 13, "Pretrained against from scratch"."""
-    transfer = _read(results, "transfer_cpu.json")
+    transfer = read_record(results, "transfer_cpu.json")
     gain_by_labels, full = _gpt_gains(transfer)
     rows: list[list[object]] = []
     text: dict[str, object] = {}
@@ -698,12 +681,12 @@ def matched_time(results: Path) -> Shown:
     runs, and of the two encoders, each against its own architecture from scratch.
 
     Described in chapter 13, "At the same pretraining time"."""
-    arms = _compared(_read(results, "pretrain_cpu.json"))
+    arms = _compared(read_record(results, "pretrain_cpu.json"))
     electra, mlm_final = arms["electra"], arms["mlm_final"]
     encoder_rows = [[arm["name"], arm["pretrain_minutes"], 100 * arm["test"][0],
                      arms["paired_arms"](arm, arms["scratch"])]
                     for arm in (electra, mlm_final)]
-    transfer = _read(results, "transfer_cpu.json")
+    transfer = read_record(results, "transfer_cpu.json")
     by_arm = _gpt_arms(transfer)
     gain_by_labels, full = _gpt_gains(transfer)
     full_pretrained = [r for r in transfer["fine_tuning"]
@@ -749,7 +732,7 @@ def transfer_commands(results: Path) -> list[str]:
     script that made the record.
 
     Described in chapter 13, "At the same pretraining time"."""
-    transfer = _read(results, "transfer_cpu.json")
+    transfer = read_record(results, "transfer_cpu.json")
     return [r["command"] for r in transfer["pretraining"].values()] + [
         r["command"] for r in transfer["fine_tuning"][:2]] + [transfer["command"]]
 
@@ -759,10 +742,10 @@ def evidence_table(results: Path) -> Shown:
     baselines and its Transformer.
 
     Described in chapter 13, "What the evidence says"."""
-    from_scratch_run = _read(results, "imdb_cpu.json")
-    baselines = _read(results, "imdb_baselines.json")
-    best = _compared(_read(results, "pretrain_cpu.json"))["best"]
-    transfer = _read(results, "transfer_cpu.json")
+    from_scratch_run = read_record(results, "imdb_cpu.json")
+    baselines = read_record(results, "imdb_baselines.json")
+    best = _compared(read_record(results, "pretrain_cpu.json"))["best"]
+    transfer = read_record(results, "transfer_cpu.json")
     by_arm = _gpt_arms(transfer)
     _, full = _gpt_gains(transfer)
     final_rows = [[row["model"], f"{100 * row['accuracy']:.2f}"]

@@ -18,21 +18,13 @@ from statistics import mean, stdev
 
 from IPython.display import Markdown
 
-from scratchformer.records.pages import markdown_table
+from scratchformer.records.pages import markdown_table, read_record
 from scratchformer.runs.hardware import busy_note, recorded_load
 
 PRESET = "none (the cpu preset)"
 # Named as the memory benchmark names them, with the short keys the page glues them under.
 ALLOCATORS = (("glibc default", "default"), ("fixed at 64 KiB", "64k"),
               ("fixed at 16 MiB", "16m"))
-
-
-def read_record(results: Path, name: str) -> dict:
-    """The JSON record `name` in the results folder `results`.
-
-    Described in the appendix "Running it for real"; its records are read in each section.
-    """
-    return json.loads((results / name).read_text())
 
 
 def recorded_run_log(results: Path) -> str:

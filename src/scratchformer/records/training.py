@@ -28,7 +28,7 @@ from IPython.display import Markdown
 from scratchformer.data.framing import CLS_ID, PAD_ID, SEP_ID, encode_review, review_encoding
 from scratchformer.data.imdb import ReviewSplit, book_reviews
 from scratchformer.measure.statistics import interval_text, paired_difference
-from scratchformer.records.pages import glue_md, markdown_table
+from scratchformer.records.pages import glue_md, markdown_table, read_record
 from scratchformer.runs.hardware import busy_note, recorded_load
 
 POSITIVE = ["a brilliant film", "I loved every minute", "superb acting", "truly moving",
@@ -48,16 +48,6 @@ def holds(condition: bool, claim: str) -> None:
     Described in chapter 11 (every claim its prose makes of a record is checked here)."""
     if not condition:
         raise ValueError(f"the record no longer supports the prose: {claim}")
-
-
-def read_record(results: Path, name: str) -> dict:
-    """The JSON record `name` in the results folder `results`.
-
-    Described in chapter 11, section "The full CPU run"."""
-    path = Path(results) / name
-    if not path.is_file():
-        raise FileNotFoundError(f"no record at {path}: the chapter reads its recorded runs there")
-    return json.loads(path.read_text())
 
 
 def stand_in_reviews(count: int, seed: int) -> ReviewSplit:
