@@ -108,10 +108,10 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
 SITE_REQUESTS: list[str] = []
 
 
-@pytest.fixture(scope="module")
-def site(html_dir: Path) -> Iterator[str]:
-    """`_build/html` served on 127.0.0.1 (a free port) by a thread; yields the base URL."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=html_dir))
+def serve(html_dir: Path, handler: type[QuietHandler] = QuietHandler) -> Iterator[str]:
+    """`html_dir` served on 127.0.0.1 (a free port) by a thread with `handler`; yields the base
+    URL, and stops the server when resumed (a fixture's body)."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=html_dir))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -120,6 +120,12 @@ def site(html_dir: Path) -> Iterator[str]:
         server.shutdown()
         server.server_close()
         thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def site(html_dir: Path) -> Iterator[str]:
+    """`_build/html` served on 127.0.0.1 (a free port) by a thread; yields the base URL."""
+    yield from serve(html_dir)
 
 
 @pytest.fixture(scope="module")

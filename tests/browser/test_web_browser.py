@@ -19,14 +19,11 @@ they measure.
 
 from __future__ import annotations
 
-import functools
 import gzip
-import http.server
 import io
 import json
 import shutil
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,7 +33,7 @@ import pytest
 import torch
 
 from conftest import ROOT, ZH_DIR
-from test_browser import SCREENSHOTS, SITE_REQUESTS, QuietHandler, browser, site  # noqa: F401 - fixtures
+from test_browser import SCREENSHOTS, SITE_REQUESTS, QuietHandler, browser, serve, site  # noqa: F401 - fixtures
 
 pytest.importorskip("onnx", reason="the web extra is not installed: pip install '.[web]'")
 sys.path.insert(0, str(ROOT / "tools"))
@@ -748,16 +745,7 @@ class CompressingHandler(QuietHandler):
 @pytest.fixture(scope="module")
 def compressing_site(html_dir: Path) -> Iterator[str]:
     """`_build/html` served on 127.0.0.1 as its host serves it (`CompressingHandler`)."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
-                                             functools.partial(CompressingHandler, directory=html_dir))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
+    yield from serve(html_dir, CompressingHandler)
 
 
 BYTES_BEFORE_INTERACTION = """
