@@ -5,6 +5,9 @@ Runs `benchmarks/gpt_kv_cache.py` briefly on a fresh model of the recorded model
 step's time does not depend on what the weights learned) and compares the speed-ups at 64 and
 256 new tokens with `book/results/gpt_kv_cache.json`. A timing taken beside other work says
 little, so the test skips, saying why, when the machine is busy or is not the recorded kind.
+Two processors that report the same name can still differ (one machine named "AMD EPYC" with two
+CPUs measured 4.8x where the record says 6.8x), so the comparison is marked `timing` and runs in
+`make timings`, by whoever re-records, not in `make test`.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ def test_the_recorded_timings_were_taken_on_a_quiet_machine() -> None:
     assert recorded["load"]["busy"] is False, recorded["load"]
 
 
-@pytest.mark.slow
+@pytest.mark.timing
 def test_the_recorded_key_value_cache_speed_ups_reproduce(tmp_path: Path) -> None:
     recorded = json.loads(RECORD.read_text(encoding="utf-8"))
     here = hardware_info(torch.device("cpu"))

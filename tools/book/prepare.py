@@ -52,7 +52,7 @@ def prepare(root: Path) -> int:
     failures: list[tuple[str, list[str]]] = []
     step("export", [python, str(TOOL), "--root", str(root)], root, failures)
     step("check", [python, str(TOOL), "--check", "--root", str(root)], root, failures)
-    step("fast tests", [python, "-m", "pytest", "-q", "-ra", "-m", "not book and not slow", "-n", workers],
+    step("fast tests", [python, "-m", "pytest", "-q", "-ra", "-m", "not book and not slow and not timing", "-n", workers],
          root, failures)
     chapters = changed_chapters(root)
     print(f"\n=== prepare: chapters changed since HEAD: {', '.join(chapters) or 'none'}", flush=True)
