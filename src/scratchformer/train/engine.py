@@ -32,7 +32,7 @@ from tqdm import tqdm
 
 from scratchformer.data.batches import ReviewLoader
 from scratchformer.data.framing import TRUNCATIONS
-from scratchformer.measure.evaluation import (PRECISIONS, autocast, evaluate,
+from scratchformer.measure.evaluation import (autocast, evaluate,
                                               is_distributed)
 from scratchformer.models.bert import BertForSequenceClassification
 from scratchformer.runs.checkpoint import (BEST_CHECKPOINT, LAST_CHECKPOINT,
@@ -42,10 +42,11 @@ from scratchformer.runs.folders import check_training_state, data_description, r
 from scratchformer.runs.provenance import check_same_run
 from scratchformer.train.loop import (TRY, evaluation_steps, lr_multiplier, make_optimizer,
                                       training_step)
+from scratchformer.train.settings import OptimizerSettings
 
 
 @dataclass
-class TrainConfig:
+class TrainConfig(OptimizerSettings):
     """How to train: epochs, per-process batch size, AdamW settings, schedule, clipping,
     precision, data.
 
@@ -59,49 +60,26 @@ class TrainConfig:
     Described in chapter 11, section "The training loop".
     """
 
+    lr: float = 2e-3  # the shared fields of OptimizerSettings, with this run's defaults
     epochs: int = 2
     batch_size: int = 64
-    lr: float = 2e-3
-    weight_decay: float = 0.01
-    warmup: float = 0.1
-    grad_clip: float = 1.0
-    precision: str = "fp32"
     truncation: str = "head+tail"
     length_groups: int = 50
     val_size: int = 2500
     evals_per_epoch: int = 1
-    seed: int = 0
     max_steps: int | None = None
     max_seconds: float | None = None
     log_every: int = 0
 
     def __post_init__(self) -> None:
-        counted = ("epochs", "batch_size", "val_size", "evals_per_epoch", "length_groups")
-        for name in (*counted, "seed"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool):
-                raise ValueError(f"{name} must be an integer, got {value!r}")
-        for name in ("lr", "weight_decay", "warmup", "grad_clip"):
-            value = getattr(self, name)  # NaN would pass every comparison below
-            if not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise ValueError(f"{name} must be a finite number, got {value!r}")
-        if not 0 <= self.seed < 1 << 40:  # as the GPT's and pretraining's settings
-            raise ValueError(f"seed must be in [0, 2**40), got {self.seed}")
+        self.check_optimizer_settings(
+            whole=("epochs", "batch_size", "val_size", "evals_per_epoch", "length_groups"))
         counts = (self.epochs, self.batch_size, self.val_size, self.evals_per_epoch)
         if min(counts) <= 0 or self.length_groups < 0:
             raise ValueError(
                 "epochs, batch_size, val_size and evals_per_epoch must be positive and "
                 f"length_groups >= 0, got {counts} and {self.length_groups}"
             )
-        if (self.lr <= 0 or self.weight_decay < 0 or self.grad_clip <= 0
-                or not 0 <= self.warmup < 1):
-            raise ValueError(
-                f"need lr > 0, weight_decay >= 0, grad_clip > 0 and warmup in [0, 1); "
-                f"got {self.lr}, {self.weight_decay}, {self.grad_clip}, {self.warmup}"
-            )
-        if self.precision not in PRECISIONS:
-            raise ValueError(f"precision must be one of {PRECISIONS}, "
-                             f"got {self.precision!r}")
         if self.truncation not in TRUNCATIONS:
             raise ValueError(f"truncation must be one of {TRUNCATIONS}, "
                              f"got {self.truncation!r}")

@@ -23,7 +23,7 @@ from tqdm import tqdm
 from scratchformer.data.framing import clean_review
 from scratchformer.data.token_windows import TokenWindows
 from scratchformer.data.windows import special_ids
-from scratchformer.measure.evaluation import PRECISIONS, autocast, is_distributed
+from scratchformer.measure.evaluation import autocast, is_distributed
 from scratchformer.measure.ngram import (BigramCounts, add_k_bigram_log_prob,
                                          bits_per_byte, document_pairs,
                                          kneser_ney_bigram_log_prob, kneser_ney_discount,
@@ -35,9 +35,9 @@ from scratchformer.runs.checkpoint import (BEST_CHECKPOINT, LAST_CHECKPOINT, che
 from scratchformer.runs.provenance import check_same_run
 from scratchformer.tokenize.bpe import BPETokenizer
 from scratchformer.tokenize.gpt2_files import END_OF_TEXT
-from scratchformer.train.checks import check_numbers
 from scratchformer.train.loop import (evaluation_steps, lr_multiplier, make_optimizer,
                                       training_step)
+from scratchformer.train.settings import OptimizerSettings
 
 
 GPT_CHECKPOINT_FORMAT = "scratchformer.GPTModel"
@@ -87,7 +87,7 @@ def load_gpt(path: str | os.PathLike, device: str | torch.device = "cpu") -> GPT
 
 
 @dataclass
-class GPTTrainConfig:
+class GPTTrainConfig(OptimizerSettings):
     """How to train a GPT: steps, per-process batch, AdamW, schedule, clipping, precision.
 
     `warmup` is the fraction of the steps spent warming up; the model is validated `evals`
@@ -96,30 +96,19 @@ class GPTTrainConfig:
     Described in chapter 12, section "The loop".
     """
 
-    steps: int = 2000
-    batch_size: int = 16
-    lr: float = 3e-3
+    lr: float = 3e-3  # the shared fields of OptimizerSettings, with this run's defaults
     weight_decay: float = 0.1
     warmup: float = 0.05
-    grad_clip: float = 1.0
     precision: str = "bf16"
+    steps: int = 2000
+    batch_size: int = 16
     evals: int = 10
-    seed: int = 0
 
     def __post_init__(self) -> None:
-        check_numbers(self, ("steps", "batch_size", "evals", "seed"),
-                      ("lr", "weight_decay", "warmup", "grad_clip"))  # types, NaN, seed
+        self.check_optimizer_settings(whole=("steps", "batch_size", "evals"))
         if min(self.steps, self.batch_size, self.evals) <= 0:
             raise ValueError(f"steps, batch_size and evals must be positive, got "
                              f"{self.steps}, {self.batch_size} and {self.evals}")
-        if (self.lr <= 0 or self.weight_decay < 0 or self.grad_clip <= 0
-                or not 0 <= self.warmup < 1):
-            raise ValueError(f"need lr > 0, weight_decay >= 0, grad_clip > 0 and warmup "
-                             f"in [0, 1); got {self.lr}, {self.weight_decay}, "
-                             f"{self.grad_clip}, {self.warmup}")
-        if self.precision not in PRECISIONS:
-            raise ValueError(f"precision must be one of {PRECISIONS}, "
-                             f"got {self.precision!r}")
 
 
 @torch.no_grad()

@@ -24,7 +24,7 @@ from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
 from scratchformer.data.framing import SpecialIds, clean_review, frame_tokens
-from scratchformer.measure.evaluation import PRECISIONS, autocast, is_distributed
+from scratchformer.measure.evaluation import autocast, is_distributed
 from scratchformer.models.bert import BertConfig
 from scratchformer.models.pretraining import (BertForMaskedLM, ElectraPretrainer,
                                               PretrainingWindows, bert_special_ids,
@@ -33,16 +33,16 @@ from scratchformer.runs.checkpoint import (check_weights, read_checkpoint, resto
                                            write_checkpoint)
 from scratchformer.runs.provenance import check_recorded, check_same_run
 from scratchformer.tokenize.bpe import BPETokenizer
-from scratchformer.train.checks import check_numbers
 from scratchformer.train.loop import (evaluation_steps, lr_multiplier, make_optimizer,
                                       training_step)
+from scratchformer.train.settings import OptimizerSettings
 
 OBJECTIVES = ("mlm", "electra")
 PRETRAIN_FORMAT = "scratchformer.Pretraining"
 
 
 @dataclass
-class PretrainConfig:
+class PretrainConfig(OptimizerSettings):
     """How to pretrain: objective (`"mlm"` or `"electra"`), steps, per-process batch of
     `window`-token windows, AdamW, schedule, clipping, precision and masking.
 
@@ -55,41 +55,28 @@ class PretrainConfig:
     Described in chapter 13, "The pretraining loop".
     """
 
+    warmup: float = 0.05  # the shared fields of OptimizerSettings, with this run's defaults
+    precision: str = "bf16"
     objective: str = "mlm"
     steps: int = 4000
     batch_size: int = 32
     window: int = 256
-    lr: float = 1e-3
-    weight_decay: float = 0.01
-    warmup: float = 0.05
-    grad_clip: float = 1.0
-    precision: str = "bf16"
     mask_prob: float = 0.15
     generator_layers: int = 1
     rtd_weight: float = 50.0
     evals: int = 8
     snapshot_halvings: int = 3
-    seed: int = 0
 
     def __post_init__(self) -> None:
         if self.objective not in OBJECTIVES:
             raise ValueError(f"objective must be one of {OBJECTIVES}, got "
                              f"{self.objective!r}")
-        check_pretrain_numbers(self)  # folded below: types, finite values, rtd_weight
+        check_pretrain_numbers(self)  # the shared settings, types, masking, rtd_weight
         counts = (self.steps, self.batch_size, self.evals, self.generator_layers)
         if min(counts) <= 0 or self.window < 4 or self.snapshot_halvings < 0:
             raise ValueError("steps, batch_size, evals and generator_layers must be "
                              "positive, window at least 4 and snapshot_halvings >= 0; "
                              f"got {counts}, {self.window}, {self.snapshot_halvings}")
-        if (self.lr <= 0 or self.weight_decay < 0 or self.grad_clip <= 0
-                or not 0 <= self.warmup < 1 or not 0 < self.mask_prob < 1):
-            raise ValueError(f"need lr > 0, weight_decay >= 0, grad_clip > 0, warmup in "
-                             f"[0, 1) and mask_prob in (0, 1); got {self.lr}, "
-                             f"{self.weight_decay}, {self.grad_clip}, {self.warmup}, "
-                             f"{self.mask_prob}")
-        if self.precision not in PRECISIONS:
-            raise ValueError(f"precision must be one of {PRECISIONS}, "
-                             f"got {self.precision!r}")
 
     def snapshot_steps(self) -> list[int]:
         """Step 0, then the last step divided by 2 ** k for k = halvings, ..., 0."""
@@ -171,16 +158,18 @@ def read_pretraining(path: str | os.PathLike) -> dict:
 
 
 def check_pretrain_numbers(settings: PretrainConfig) -> None:
-    """Refuse settings of the wrong type or out of range when they are made: whole
-    numbers for the counts and the seed, finite rates, and `rtd_weight >= 0` (a negative
-    weight would reward the encoder for wrong answers).
+    """Refuse settings of the wrong type or out of range when they are made: the settings
+    every run shares (`OptimizerSettings`), whole numbers for the counts, `mask_prob` in
+    (0, 1) and `rtd_weight >= 0` (a negative weight would reward the encoder for wrong
+    answers).
 
     Described in chapter 13, "The pretraining loop".
     """
     whole = ("steps", "batch_size", "window", "evals", "generator_layers",
-             "snapshot_halvings", "seed")
-    rates = ("lr", "weight_decay", "warmup", "grad_clip", "mask_prob", "rtd_weight")
-    check_numbers(settings, whole, rates)
+             "snapshot_halvings")
+    settings.check_optimizer_settings(whole, finite=("mask_prob", "rtd_weight"))
+    if not 0 < settings.mask_prob < 1:
+        raise ValueError(f"mask_prob must be in (0, 1), got {settings.mask_prob}")
     if settings.rtd_weight < 0:
         raise ValueError(f"rtd_weight must be >= 0, got {settings.rtd_weight}: a "
                          "negative weight rewards the encoder for wrong answers")
