@@ -17,7 +17,6 @@ Written by hand, not exported: the appendix describes it in its section
 """
 
 import argparse
-import contextlib
 import json
 import os
 import platform
@@ -33,18 +32,17 @@ import torch.distributed as dist
 
 import scratchformer
 from scratchformer.cli.args import command_line_texts, one_line, positive_int, user_path
+from scratchformer.cli.session import CommandRun
 from scratchformer.data.batches import ReviewLoader
 from scratchformer.data.imdb import ReviewSplit, load_imdb
 from scratchformer.data.review_cache import encode_reviews, review_tokens
-from scratchformer.io.files import write_atomically
 from scratchformer.io.fingerprint import config_sha256, file_sha256, tokenizer_sha256
 from scratchformer.measure.evaluation import evaluate, is_distributed
 from scratchformer.models.bert import BertConfig, BertForSequenceClassification
 from scratchformer.runs.checkpoint import load_checkpoint
-from scratchformer.runs.folders import (RESULTS_FILE, FolderLock, ReplacedRun,
-                                        check_run_folder, command_record,
+from scratchformer.runs.folders import (check_run_folder, command_record,
                                         interruption_report)
-from scratchformer.runs.hardware import (PEAK_BF16_FLOPS, hardware_info, join_processes,
+from scratchformer.runs.hardware import (PEAK_BF16_FLOPS, hardware_info,
                                          resolve_device, training_flops_per_token)
 from scratchformer.tokenize.bpe import BPETokenizer
 from scratchformer.train.checks import (check_before_training, check_init_config,
@@ -81,12 +79,9 @@ def run_train_imdb(args: argparse.Namespace, argv: Sequence[str]) -> int:
     check_run_folder(out, args.resume, args.overwrite, ["tokenizer.json"])
     if args.threads:
         torch.set_num_threads(args.threads)
-    rank, world_size, say = join_processes(device)
-    held = contextlib.ExitStack()
-    try:
-        if rank == 0:
-            held.enter_context(FolderLock(out))  # one run per folder
-            check_run_folder(out, args.resume, args.overwrite, ["tokenizer.json"])
+    with CommandRun(out, device, args.resume, args.overwrite, ["tokenizer.json"],
+                    interruption_report) as run:
+        rank, world_size, say = run.rank, run.world_size, run.say
         data = load_imdb(args.data, ["train"] if args.no_test else ["train", "test"])
         if args.limit:
             picks = {s: torch.randperm(
@@ -137,8 +132,7 @@ def run_train_imdb(args: argparse.Namespace, argv: Sequence[str]) -> int:
                                   length_groups=1, **shard)
         check_before_training(data, fit_loader)
         provenance = run_provenance(model_config, args.init and init_tokenizer, args.init)
-        if args.overwrite and rank == 0:  # everything checkable was checked
-            replaced = held.enter_context(ReplacedRun(out, ["tokenizer.json"], say))
+        run.set_old_run_aside()  # everything checkable was checked
         if args.init and rank == 0 and not args.resume:
             init_tokenizer.save(out / "tokenizer.json")  # classify reads it
 
@@ -229,20 +223,8 @@ def run_train_imdb(args: argparse.Namespace, argv: Sequence[str]) -> int:
                                "loss": best["val_loss"]},
                 "test": test,
             }
-            text = json.dumps(results, indent=2, allow_nan=False) + "\n"  # strict: no NaN
-            write_atomically(out / RESULTS_FILE, lambda file: file.write(text.encode()))
-            say(f"wrote {out / RESULTS_FILE}")
-            if args.overwrite:
-                replaced.commit()  # the new run is complete: the old one goes now
-    except KeyboardInterrupt:
-        held.close()  # first put back a run that --overwrite was replacing
-        say(interruption_report(out))
-        return 130
-    finally:
-        held.close()
-        if is_distributed():
-            dist.destroy_process_group()
-    return 0
+            run.finish(results)
+    return run.status
 
 
 def run_classify(args: argparse.Namespace) -> int:

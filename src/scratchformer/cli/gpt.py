@@ -6,7 +6,6 @@ a model (each `generate` loads it anew).
 """
 
 import argparse
-import contextlib
 import os
 import platform
 import random
@@ -22,7 +21,8 @@ import torch.distributed as dist
 import scratchformer
 from scratchformer.cli.args import positive_int, seed_int, user_path
 from scratchformer.cli.generate import (TOKENIZER_FILE, checkpoint_file, read_gpt_run,
-                                        run_generate, write_json)
+                                        run_generate)
+from scratchformer.cli.session import CommandRun
 from scratchformer.data.imdb import ReviewSplit, load_imdb, load_unlabeled
 from scratchformer.data.review_cache import default_cache_dir
 from scratchformer.data.token_windows import TokenWindows
@@ -35,9 +35,8 @@ from scratchformer.io.fingerprint import (config_sha256, file_sha256,
 from scratchformer.measure.evaluation import is_distributed
 from scratchformer.models.gpt import GPTConfig, GPTModel
 from scratchformer.runs.checkpoint import check_weights
-from scratchformer.runs.folders import (RESULTS_FILE, FolderLock, ReplacedRun,
-                                        check_run_folder, command_record)
-from scratchformer.runs.hardware import hardware_info, join_processes, resolve_device
+from scratchformer.runs.folders import check_run_folder, command_record
+from scratchformer.runs.hardware import hardware_info, resolve_device
 from scratchformer.runs.provenance import resume_advice
 from scratchformer.tokenize.bpe import BPETokenizer
 from scratchformer.train.gpt import (GPT_PRESETS, GPTTrainConfig, gpt_preset,
@@ -131,12 +130,9 @@ def run_train_gpt(args: argparse.Namespace, argv: Sequence[str]) -> int:
     tokenizer_path = out / TOKENIZER_FILE
     if args.resume and not tokenizer_path.is_file():
         raise FileNotFoundError(f"nothing to resume with: no {tokenizer_path}")
-    rank, world_size, say = join_processes(device)
-    held = contextlib.ExitStack()
-    try:
-        if rank == 0:
-            held.enter_context(FolderLock(out))  # one run per folder, as train-imdb
-            check_run_folder(out, args.resume, args.overwrite, [TOKENIZER_FILE])
+    with CommandRun(out, device, args.resume, args.overwrite, [TOKENIZER_FILE],
+                    lambda folder: resume_advice(folder, read_gpt_checkpoint)) as run:
+        rank, world_size, say = run.rank, run.world_size, run.say
         model_config, train_config = gpt_preset(args.config)
         if args.init:  # fine-tuning: the earlier run's model sizes, weights and tokenizer
             start_from, init_tokenizer = read_gpt_run(args.init)
@@ -192,8 +188,7 @@ def run_train_gpt(args: argparse.Namespace, argv: Sequence[str]) -> int:
             "documents": documents_fingerprint(documents),
         }
         if rank == 0 and not args.resume:  # every check has passed: now the folder
-            if args.overwrite:  # kept aside until the new run has finished
-                replaced = held.enter_context(ReplacedRun(out, [TOKENIZER_FILE], say))
+            run.set_old_run_aside()  # kept aside until the new run has finished
             tokenizer.save(tokenizer_path)
         if rank == 0 and is_distributed():
             dist.barrier()
@@ -251,19 +246,9 @@ def run_train_gpt(args: argparse.Namespace, argv: Sequence[str]) -> int:
                 "validation_loss": best["val_loss"],
                 "heldout": scores,
             }
-            write_json(out / RESULTS_FILE, results)
-            say(f"{finished - started:.0f} s in all; wrote {out / RESULTS_FILE}")
-            if args.overwrite:
-                replaced.commit()  # the new run is complete: the old one goes now
-    except KeyboardInterrupt:
-        held.close()  # first put back a run that --overwrite was replacing
-        say(resume_advice(out, read_gpt_checkpoint))
-        return 130
-    finally:
-        held.close()
-        if is_distributed():
-            dist.destroy_process_group()
-    return 0
+            say(f"{finished - started:.0f} s in all")
+            run.finish(results)
+    return run.status
 
 
 def add_gpt_commands(commands: argparse._SubParsersAction) -> None:

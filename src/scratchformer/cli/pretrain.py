@@ -11,7 +11,6 @@ several pretraining runs in one folder.
 """
 
 import argparse
-import contextlib
 import platform
 import random
 import time
@@ -25,8 +24,9 @@ import torch.distributed as dist
 
 import scratchformer
 from scratchformer.cli.args import positive_int, user_path
-from scratchformer.cli.generate import TOKENIZER_FILE, write_json
+from scratchformer.cli.generate import TOKENIZER_FILE
 from scratchformer.cli.gpt import documents_fingerprint
+from scratchformer.cli.session import CommandRun
 from scratchformer.data.imdb import load_imdb, load_unlabeled
 from scratchformer.data.windows import language_model_documents
 from scratchformer.io.files import write_atomically
@@ -35,9 +35,8 @@ from scratchformer.measure.evaluation import is_distributed
 from scratchformer.models.bert import BertConfig
 from scratchformer.models.pretraining import (PretrainingWindows, bert_special_ids,
                                               pretraining_stream, train_bert_tokenizer)
-from scratchformer.runs.folders import (RESULTS_FILE, FolderLock, ReplacedRun,
-                                        check_run_folder, command_record)
-from scratchformer.runs.hardware import hardware_info, join_processes, resolve_device
+from scratchformer.runs.folders import check_run_folder, command_record
+from scratchformer.runs.hardware import hardware_info, resolve_device
 from scratchformer.runs.provenance import resume_advice
 from scratchformer.tokenize.bpe import BPETokenizer
 from scratchformer.train.checks import check_model_fits
@@ -131,12 +130,9 @@ def run_pretrain(args: argparse.Namespace, argv: Sequence[str]) -> int:
         raise ValueError(f"window {settings.window} is longer than max_len "
                          f"{model_config.max_len}, the positions the encoder has")
     check_model_fits(lambda: build_pretrainer(model_config, settings), device)
-    rank, world_size, say = join_processes(device)
-    held = contextlib.ExitStack()
-    try:
-        if rank == 0:
-            held.enter_context(FolderLock(out))
-            check_run_folder(out, args.resume, args.overwrite, RUN_OWN_FILES)
+    with CommandRun(out, device, args.resume, args.overwrite, RUN_OWN_FILES,
+                    lambda folder: resume_advice(folder, read_pretraining)) as run:
+        rank, world_size, say = run.rank, run.world_size, run.say
         data = load_imdb(args.data)
         documents = language_model_documents(data["train"], load_unlabeled(args.data),
                                              data["test"].texts)  # no test text, ever
@@ -176,8 +172,7 @@ def run_pretrain(args: argparse.Namespace, argv: Sequence[str]) -> int:
                       "limit": args.limit, "val_documents": args.val_documents,
                       "documents": documents_fingerprint(documents)}
         if rank == 0 and not args.resume:  # every check has passed: now the folder
-            if args.overwrite:  # kept aside until the new run has finished
-                replaced = held.enter_context(ReplacedRun(out, RUN_OWN_FILES, say))
+            run.set_old_run_aside()  # kept aside until the new run has finished
             out.mkdir(parents=True, exist_ok=True)
             tokenizer.save(out / TOKENIZER_FILE)
             for name, stream in zip(STREAMS, (fit_stream, val_stream)):
@@ -215,19 +210,9 @@ def run_pretrain(args: argparse.Namespace, argv: Sequence[str]) -> int:
                 "history": history,
                 "snapshots": settings.snapshot_steps(),
             }
-            write_json(out / RESULTS_FILE, results)
-            say(f"{finished - started:.0f} s in all; wrote {out / RESULTS_FILE}")
-            if args.overwrite:
-                replaced.commit()  # the new run is complete: the old one goes now
-    except KeyboardInterrupt:
-        held.close()  # first put back a run that --overwrite was replacing
-        say(resume_advice(out, read_pretraining))
-        return 130
-    finally:
-        held.close()
-        if is_distributed():
-            dist.destroy_process_group()
-    return 0
+            say(f"{finished - started:.0f} s in all")
+            run.finish(results)
+    return run.status
 
 
 def add_pretrain_commands(commands: argparse._SubParsersAction) -> None:
