@@ -773,3 +773,19 @@ def test_a_long_visible_cell_in_a_teaching_chapter_is_named(tmp_path: Path) -> N
         long_cell, long_cell.replace("ipython3\n", "ipython3\n:tags: [hide-input]\n\n")),
         encoding="utf-8")
     assert long_visible_cells(root) == []
+
+
+def test_an_interval_of_two_standard_errors_is_named(tmp_path: Path) -> None:
+    from book.conventions import convention_problems
+
+    root = copy_repo(tmp_path)
+    page = root / "book" / "13_pretraining.md"
+    text = page.read_text(encoding="utf-8")
+    assert not [p for p in convention_problems(root) if "standard errors" in p]
+    page.write_text(text + "\nPretraining pays if the gain is over 2 standard errors.\n",
+                    encoding="utf-8")
+    (problem,) = [p for p in convention_problems(root) if "standard errors" in p]
+    assert problem.startswith("book/13_pretraining.md:") and "t-interval" in problem
+    page.write_text(text + "\nThe gain is 4.30 standard errors wide, 0.2 standard errors.\n",
+                    encoding="utf-8")
+    assert not [p for p in convention_problems(root) if "standard errors" in p]

@@ -10,7 +10,10 @@ Each message names the chapter line, the rule and the fix:
   least 4 of them assert their answer: an open experiment may only show its result), then, last, `## What this chapter added to the package` with the
   directive that lists the names;
 - an exported cell imports what it uses: the module gets the imports of exported cells only,
-  so a name only an unexported cell imports is undefined in the package.
+  so a name only an unexported cell imports is undefined in the package;
+- on every page, no interval of "two standard errors": with the few seeds a run here has, it
+  is not a 95% interval (three seeds make it an 82% one); a difference's interval is the
+  t-interval of `scratchformer.measure.statistics.paired_difference`.
 """
 
 from __future__ import annotations
@@ -220,6 +223,20 @@ def bound_names(node: ast.stmt) -> list[str]:
     return [n.id for t in targets if t is not None for n in ast.walk(t) if isinstance(n, ast.Name)]
 
 
+STANDARD_ERRORS = re.compile(
+    r"(?<![\d.,])\b(?:2|two)\s+(?:standard\s+errors?|SEs?)\b|±\s*2\s*(?:SE|s\.e\.)",
+    re.IGNORECASE)
+
+
+def standard_error_wording(root: Path, page: str) -> list[str]:
+    """The lines of `page` that state an interval as two standard errors."""
+    lines = (root / page).read_text(encoding="utf-8").splitlines()
+    return [f"{page}:{number}: an interval of two standard errors is not a 95% interval with "
+            f"a few seeds (three make it 82%); report the t-interval of "
+            f"scratchformer.measure.statistics.paired_difference"
+            for number, line in enumerate(lines, 1) if STANDARD_ERRORS.search(line)]
+
+
 def convention_problems(root: Path) -> list[str]:
     """Every numbered chapter's conventions, and every page's exported imports, checked from the text."""
     names = module_names(root)
@@ -228,6 +245,7 @@ def convention_problems(root: Path) -> list[str]:
     for chapter in toc_chapters(root):
         if not (root / chapter).is_file():
             continue
+        problems += standard_error_wording(root, chapter)
         if chapter in numbered:
             problems += chapter_problems(root, chapter, numbered.index(chapter) + 1, names)
         else:  # an appendix or the introduction: only what the package depends on
