@@ -88,6 +88,10 @@ EXPECTED_IN_HTML: dict[str, list[str]] = {
         "87.52%", "-0.65 points (95% interval -1.01 to -0.29",  # counting on the 254 tokens read
         "75.0%", "77.5%", "10 to 20",  # reviews written for the book; a coin on the word-order pairs
     ],
+    "book/counting.html": [
+        "91.2%",  # NBSVM on IMDB in Wang and Manning's paper
+        "+0.93", "-1.27", "-0.17",  # the log-count ratio of good, bad and movie in four tiny reviews
+    ],
     "book/12_gpt.html": [
         "74,042", "24,781", "109", "619,904", "1,485,568", "13,312,000",  # data, models, the run
         "1.771", "1.793", "1.805", "0.022", "1.2%", "0.74",  # bits per byte: the GPT ahead
@@ -479,7 +483,7 @@ def test_exported_cells_are_marked_with_their_module(html_dir: Path) -> None:
 
 # The chapters that read IMDB; each opens with scratchformer.data.imdb.STAND_IN_NOTICE when it could not.
 DATA_PAGES = ["book/01_tokenization.html", "book/02_embeddings.html", "book/11_training.html",
-              "book/12_gpt.html", "book/13_pretraining.html"]
+              "book/12_gpt.html", "book/13_pretraining.html", "book/counting.html"]
 
 
 def test_pages_say_when_they_were_computed_on_the_stand_in(html_dir: Path) -> None:

@@ -47,10 +47,11 @@ from book import reference  # noqa: E402
 
 ADDED_HEADING = "What this chapter added to the package"
 CODE_WIDTH = 90
-# Chapters 10-13 teach the idea on the page and fold the machinery: no code cell a reader sees
-# without opening it is longer than this.
+# Chapters 10-13, and the appendix that teaches the counting models they measure against, teach
+# the idea on the page and fold the machinery: no code cell a reader sees without opening it is
+# longer than this.
 VISIBLE_CELL_LINES = 60
-TEACHING_CHAPTERS = re.compile(r"book/1[0-3]_")
+TEACHING_CHAPTERS = re.compile(r"book/(1[0-3]_|counting\.md$)")
 FOLDING_TAGS = re.compile(r"^(:tags:|tags:).*\b(hide-input|hide-cell|remove-input|remove-cell)\b")
 CODE_CELL = re.compile(r"^(`{3,}|~{3,})\{code-cell\}")
 TAUGHT_IN_BY_HAND = ("Taught in chapter", "Taught in the appendix")
@@ -243,8 +244,9 @@ TAUGHT = {
     "book/10_bert.md": ["frame_tokens", "BertConfig", "BertEmbedding", "BertEncoder",
                         "BertForSequenceClassification"],
     "book/11_training.md": ["evaluate", "training_step", "make_optimizer", "lr_multiplier",
-                            "token_contributions", "count_features", "fit_bag_of_words",
-                            "log_count_ratio", "fit_nbsvm", "t_quantile", "paired_difference"],
+                            "token_contributions", "t_quantile", "paired_difference"],
+    "book/counting.md": ["fit_majority", "count_features", "fit_bag_of_words", "log_count_ratio",
+                         "fit_nbsvm"],
     "book/12_gpt.md": ["GPTConfig", "GPTModel", "token_stream", "next_token_loss",
                        "next_token_probabilities", "generate", "KVCache", "attend_with_cache",
                        "block_with_cache", "add_k_bigram"],

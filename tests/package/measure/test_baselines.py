@@ -1,4 +1,5 @@
-"""Chapter 11's honest baselines: majority class, bag-of-words logistic regression, NBSVM.
+"""The honest baselines of the appendix "Models that count": majority class, bag-of-words
+logistic regression, NBSVM.
 
 Everything runs on tiny reviews written here; nothing needs IMDB.
 """
