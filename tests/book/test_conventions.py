@@ -47,10 +47,11 @@ from book import reference  # noqa: E402
 
 ADDED_HEADING = "What this chapter added to the package"
 CODE_WIDTH = 90
-# Chapters 10-13 teach the idea on the page and fold the machinery: no code cell a reader sees
-# without opening it is longer than this.
+# Chapters 10-13, and the appendix that teaches their counting yardsticks, teach the idea on
+# the page and fold the machinery: no code cell a reader sees without opening it is longer
+# than this.
 VISIBLE_CELL_LINES = 60
-TEACHING_CHAPTERS = re.compile(r"book/1[0-3]_")
+TEACHING_CHAPTERS = re.compile(r"book/(1[0-3]_|counting\.md)")
 FOLDING_TAGS = re.compile(r"^(:tags:|tags:).*\b(hide-input|hide-cell|remove-input|remove-cell)\b")
 CODE_CELL = re.compile(r"^(`{3,}|~{3,})\{code-cell\}")
 TAUGHT_IN_BY_HAND = ("Taught in chapter", "Taught in the appendix")
@@ -224,7 +225,8 @@ def code_width(root: Path, exceptions: set[str] = WIDER_THAN_90_COLUMNS) -> list
 
 
 def long_visible_cells(root: Path) -> list[str]:
-    """`chapter:line (lines)` for each unfolded code cell of chapters 10-13 that is too long."""
+    """`chapter:line (lines)` for each unfolded code cell of chapters 10-13 and the counting
+    appendix that is too long."""
     problems = []
     for chapter in book.toc_chapters(root):
         if not TEACHING_CHAPTERS.match(chapter):
@@ -237,8 +239,9 @@ def long_visible_cells(root: Path) -> list[str]:
     return problems
 
 
-# What chapters 10-13 teach, by name: each is defined in a code cell the page shows, never in a
-# folded or removed one (DESIGN.md, "Conventions": what the prose teaches is shown).
+# What chapters 10-13 and the counting appendix teach, by name: each is defined in a code cell
+# the page shows, never in a folded or removed one (DESIGN.md, "Conventions": what the prose
+# teaches is shown).
 TAUGHT = {
     "book/10_bert.md": ["frame_tokens", "BertConfig", "BertEmbedding", "BertEncoder",
                         "BertForSequenceClassification"],
@@ -247,10 +250,11 @@ TAUGHT = {
                             "log_count_ratio", "fit_nbsvm", "t_quantile", "paired_difference"],
     "book/12_gpt.md": ["GPTConfig", "GPTModel", "token_stream", "next_token_loss",
                        "next_token_probabilities", "generate", "KVCache", "attend_with_cache",
-                       "block_with_cache", "add_k_bigram"],
+                       "block_with_cache"],
     "book/13_pretraining.md": ["mask_tokens", "BertForMaskedLM", "masked_lm_loss",
                                "ElectraPretrainer", "pretraining_step", "GPTClassifier",
                                "fine_tune", "classification_accuracy"],
+    "book/counting.md": ["add_k_bigram"],
 }
 # The book's own plumbing, never part of a taught cell: it goes in a removed cell after it.
 CHECK_CALLS = {"glue", "glue_md", "markdown_table"}
@@ -267,8 +271,8 @@ def cell_source(body: list[str]) -> str:
 
 
 def teaching_cells(root: Path, every_page: bool = False) -> list[tuple[str, int, str, bool]]:
-    """(chapter, line, code, folded) of each code cell of chapters 10-13 (of every page of the
-    book with `every_page`)."""
+    """(chapter, line, code, folded) of each code cell of chapters 10-13 and the counting
+    appendix (of every page of the book with `every_page`)."""
     cells = []
     for chapter in book.toc_chapters(root):
         if every_page or TEACHING_CHAPTERS.match(chapter):
