@@ -125,14 +125,6 @@ def full_cpu_run(results: Path) -> dict:
     return cpu_run
 
 
-def run_settings_table(cpu_run: dict) -> Markdown:
-    """The full run's model and training settings, one row each.
-
-    Described in chapter 12, section "The full CPU run"."""
-    settings = {**cpu_run["model_config"], **cpu_run["train_config"]}
-    return escaped_table(["setting", "value"], [[key, value] for key, value in settings.items()])
-
-
 def plot_training_curve(cpu_run: dict) -> None:
     """Loss per step, its 50-step mean and the validation loss against tokens read, and ln V.
 
@@ -287,13 +279,6 @@ def recorded_samples_table(results: Path, limit: int = 250) -> Markdown:
     return escaped_table(["rule", "sample (full run)"],
                          [[shown_as[name], shorter(sampling[name]["samples"][0]["text"])]
                           for name in SAMPLING_RULES])
-
-
-def sampling_commands(results: Path) -> str:
-    """The recorded `generate` commands, one a line.
-
-    Described in chapter 12, section "From logits to a token"."""
-    return "\n".join(record["command"] for record in recorded_sampling(results).values())
 
 
 def kv_cache_timing(results: Path) -> Markdown:
