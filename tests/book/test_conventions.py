@@ -225,7 +225,8 @@ def code_width(root: Path, exceptions: set[str] = WIDER_THAN_90_COLUMNS) -> list
 
 
 def long_visible_cells(root: Path) -> list[str]:
-    """`chapter:line (lines)` for each unfolded code cell of chapters 10-13 that is too long."""
+    """`chapter:line (lines)` for each unfolded code cell of chapters 10-13 and the counting
+    appendix that is too long."""
     problems = []
     for chapter in book.toc_chapters(root):
         if not TEACHING_CHAPTERS.match(chapter):
@@ -238,18 +239,19 @@ def long_visible_cells(root: Path) -> list[str]:
     return problems
 
 
-# What chapters 10-13 teach, by name: each is defined in a code cell the page shows, never in a
-# folded or removed one (DESIGN.md, "Conventions": what the prose teaches is shown).
+# What chapters 10-13 and the counting appendix teach, by name: each is defined in a code cell
+# the page shows, never in a folded or removed one (DESIGN.md, "Conventions": what the prose
+# teaches is shown).
 TAUGHT = {
     "book/10_bert.md": ["frame_tokens", "BertConfig", "BertEmbedding", "BertEncoder",
                         "BertForSequenceClassification"],
     "book/11_training.md": ["evaluate", "training_step", "make_optimizer", "lr_multiplier",
                             "token_contributions", "t_quantile", "paired_difference"],
     "book/counting.md": ["fit_majority", "count_features", "fit_bag_of_words", "log_count_ratio",
-                         "fit_nbsvm"],
+                         "fit_nbsvm", "add_k_bigram"],
     "book/12_gpt.md": ["GPTConfig", "GPTModel", "token_stream", "next_token_loss",
                        "next_token_probabilities", "generate", "KVCache", "attend_with_cache",
-                       "block_with_cache", "add_k_bigram"],
+                       "block_with_cache"],
     "book/13_pretraining.md": ["mask_tokens", "BertForMaskedLM", "masked_lm_loss",
                                "ElectraPretrainer", "pretraining_step", "GPTClassifier",
                                "fine_tune", "classification_accuracy"],
@@ -269,8 +271,8 @@ def cell_source(body: list[str]) -> str:
 
 
 def teaching_cells(root: Path, every_page: bool = False) -> list[tuple[str, int, str, bool]]:
-    """(chapter, line, code, folded) of each code cell of chapters 10-13 (of every page of the
-    book with `every_page`)."""
+    """(chapter, line, code, folded) of each code cell of chapters 10-13 and the counting
+    appendix (of every page of the book with `every_page`)."""
     cells = []
     for chapter in book.toc_chapters(root):
         if every_page or TEACHING_CHAPTERS.match(chapter):

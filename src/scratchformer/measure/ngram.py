@@ -1,6 +1,7 @@
-"""Count-based language models, as chapter 12 of *Transformers from Scratch* uses them to
-measure a GPT against: unigram and bigram counts of a token stream, add-k smoothing,
-interpolated Kneser-Ney (bigram, and `KneserNey` of any order), and bits per byte.
+"""Count-based language models, as the appendix "Models that count" of *Transformers
+from Scratch* builds them and chapter 12 measures a GPT against them: unigram and bigram
+counts of a token stream, add-k smoothing, interpolated Kneser-Ney (bigram, and
+`KneserNey` of any order), and bits per byte.
 
 What this module deliberately does not handle: n-grams whose keys overflow 64 bits, modified
 Kneser-Ney's three discounts, pruning, and backing off instead of interpolating.
@@ -14,7 +15,7 @@ import numpy as np
 def bits_per_byte(nll_nats: float, num_bytes: int) -> float:
     """A text's total negative log-likelihood in nats, as bits per byte of its UTF-8 form.
 
-    Described in chapter 12, section "Unigram and bigram models".
+    Described in chapter 12, section "Bits per byte".
     """
     if num_bytes <= 0:
         raise ValueError(f"num_bytes must be positive, got {num_bytes}")
@@ -30,7 +31,7 @@ class BigramCounts:
     `contexts[v]`, the pairs starting with `v`; `followers[v]`, the distinct tokens seen
     after `v`; `continuations[w]`, the distinct tokens seen before `w`.
 
-    Described in chapter 12, section "Unigram and bigram models".
+    Described in the appendix "Models that count", section "Unigram and bigram models".
     """
 
     def __init__(self, stream: np.ndarray, vocab_size: int) -> None:
@@ -65,7 +66,7 @@ def unigram_log_prob(counts: BigramCounts, following: np.ndarray,
                      k: float = 1.0) -> np.ndarray:
     """log p(w) = log((c(w) + k) / (N + k V)): add-k smoothed token frequencies.
 
-    Described in chapter 12, section "Unigram and bigram models".
+    Described in the appendix "Models that count", section "Unigram and bigram models".
     """
     if k <= 0:
         raise ValueError(f"k must be positive, got {k}")
@@ -77,7 +78,7 @@ def add_k_bigram_log_prob(counts: BigramCounts, previous: np.ndarray,
                           following: np.ndarray, k: float) -> np.ndarray:
     """log p(w | v) = log((c(v, w) + k) / (c(v) + k V)).
 
-    Described in chapter 12, section "Unigram and bigram models".
+    Described in the appendix "Models that count", section "Unigram and bigram models".
     """
     if k <= 0:
         raise ValueError(f"k must be positive, got {k}")
@@ -89,7 +90,7 @@ def add_k_bigram_log_prob(counts: BigramCounts, previous: np.ndarray,
 def kneser_ney_discount(counts: BigramCounts) -> float:
     """D = n1 / (n1 + 2 n2) from the pairs seen once (n1) and twice (n2); 0.5 if n1 is 0.
 
-    Described in chapter 12, section "Unigram and bigram models".
+    Described in the appendix "Models that count", section "Unigram and bigram models".
     """
     n1 = int((counts.pair_counts == 1).sum())
     n2 = int((counts.pair_counts == 2).sum())
@@ -99,13 +100,13 @@ def kneser_ney_discount(counts: BigramCounts) -> float:
 def kneser_ney_bigram_log_prob(counts: BigramCounts, previous: np.ndarray,
                                following: np.ndarray,
                                discount: float | None = None) -> np.ndarray:
-    """log p(w | v) of an interpolated Kneser-Ney bigram model (formula in chapter 12).
+    """log p(w | v) of an interpolated Kneser-Ney bigram model (formula in the appendix).
 
     `discount` defaults to `kneser_ney_discount(counts)` and must lie in (0, 1]. The
     continuation distribution is interpolated with the uniform one, so every token of the
     vocabulary has a probability above zero.
 
-    Described in chapter 12, section "Unigram and bigram models".
+    Described in the appendix "Models that count", section "Unigram and bigram models".
     """
     d = kneser_ney_discount(counts) if discount is None else discount
     if not 0 < d <= 1:
@@ -127,7 +128,7 @@ def kneser_ney_bigram_log_prob(counts: BigramCounts, previous: np.ndarray,
 def document_pairs(documents: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
     """The (previous, next) token pairs inside each document, never across two.
 
-    Described in chapter 12, section "Unigram and bigram models".
+    Described in the appendix "Models that count", section "Unigram and bigram models".
     """
     previous = [token for ids in documents for token in ids[:-1]]
     following = [token for ids in documents for token in ids[1:]]
@@ -142,7 +143,7 @@ class KneserNey:
     as `kneser_ney_bigram_log_prob` does. `contexts[k]` holds order k's sorted context
     keys, each context's summed count and its number of distinct next tokens.
 
-    Described in chapter 12, section "Longer contexts".
+    Described in the appendix "Models that count", section "Longer contexts".
     """
 
     def __init__(self, stream: np.ndarray, vocab_size: int, order: int) -> None:
@@ -202,7 +203,7 @@ class KneserNey:
 def found(sorted_keys: np.ndarray, values: np.ndarray, keys: np.ndarray) -> np.ndarray:
     """The value of each of `keys` in `sorted_keys`, 0 where a key is absent.
 
-    Described in chapter 12, section "Longer contexts".
+    Described in the appendix "Models that count", section "Longer contexts".
     """
     where = np.minimum(np.searchsorted(sorted_keys, keys), len(sorted_keys) - 1)
     return np.where(sorted_keys[where] == keys, values[where], 0)
@@ -213,7 +214,7 @@ def document_histories(documents: list[list[int]],
     """For each token after the first of each document: the `order - 1` tokens before it
     in the same document (-1 before its start) `(N, order - 1)`, and the token `(N,)`.
 
-    Described in chapter 12, section "Longer contexts".
+    Described in the appendix "Models that count", section "Longer contexts".
     """
     histories, following = [], []
     for ids in documents:

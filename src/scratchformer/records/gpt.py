@@ -7,7 +7,7 @@ Written by hand, not exported. Each function reads a record from `book/results/`
 the prose says of it, glues the numbers the prose quotes, and returns the table (Markdown) the
 page shows. What this module deliberately does not handle: records from other machines'
 layouts (the paths are the repository's), and recomputing any record (the commands that made
-them are printed beside each table).
+them are printed beside each table, or kept in the records the page names).
 """
 
 from __future__ import annotations
@@ -123,14 +123,6 @@ def full_cpu_run(results: Path) -> dict:
             f"{model_config['context_length']} tokens, a vocabulary of "
             f"{model_config['vocab_size']:,}")
     return cpu_run
-
-
-def run_settings_table(cpu_run: dict) -> Markdown:
-    """The full run's model and training settings, one row each.
-
-    Described in chapter 12, section "The full CPU run"."""
-    settings = {**cpu_run["model_config"], **cpu_run["train_config"]}
-    return escaped_table(["setting", "value"], [[key, value] for key, value in settings.items()])
 
 
 def plot_training_curve(cpu_run: dict) -> None:
@@ -289,13 +281,6 @@ def recorded_samples_table(results: Path, limit: int = 250) -> Markdown:
                           for name in SAMPLING_RULES])
 
 
-def sampling_commands(results: Path) -> str:
-    """The recorded `generate` commands, one a line.
-
-    Described in chapter 12, section "From logits to a token"."""
-    return "\n".join(record["command"] for record in recorded_sampling(results).values())
-
-
 def kv_cache_timing(results: Path) -> Markdown:
     """The recorded timings of generation with and without the cache, numbers glued.
 
@@ -340,59 +325,50 @@ def requested_reviews(results: Path) -> dict[tuple[str, ...], dict]:
             for path in sorted((results / "gpt_cpu_reviews").glob("*.json"))}
 
 
-def requested_reviews_table(results: Path) -> Markdown:
-    """How often chapter 11's classifier agrees with the requested sentiment, per model.
+def reviews_on_demand(results: Path) -> Markdown:
+    """Per model, how often chapter 11's classifier agrees with the requested sentiment, how
+    many pairs are identical, and the paired effect of the request; numbers glued.
+
+    Both models' reviews are read from `gpt_cpu_reviews/` (their commands are in each file),
+    the fine-tuning run from `gpt_cpu_sentiment.json`; the page quotes the fine-tuning's
+    length, what share of the documents carry a label, and what a review costs the model.
 
     Described in chapter 12, section "Reviews on demand"."""
     reviews = requested_reviews(results)
-    rows = []
+    rows, effects = [], []
     for model_name, description in REVIEW_MODELS.items():
-        for sentiment in ("negative", "positive"):
-            record = reviews[model_name, sentiment]
-            labels = [s["judge"]["label"] for s in record["samples"]]
-            agreement = f"{100 * record['agreement']:.1f}%"
-            ended = sum(s["finished"] for s in record["samples"]) / len(labels)
-            rows.append([description, sentiment, len(labels), agreement,
-                         sum(label == "positive" for label in labels), f"{100 * ended:.0f}%"])
-            glue_md(f"agreement_{model_name}_{sentiment}", agreement)
-        pairs = list(zip(reviews[model_name, "negative"]["samples"],
-                         reviews[model_name, "positive"]["samples"]))
-        glue(f"identical_{model_name}", sum(a["text"] == b["text"] for a, b in pairs),
-             display=False)
+        samples = {s: reviews[model_name, s]["samples"] for s in ("negative", "positive")}
         both = [reviews[model_name, s]["agreement"] for s in ("negative", "positive")]
-        glue_md(f"agreement_{model_name}", f"{100 * sum(both) / 2:.1f}%")
+        agreement = f"{100 * sum(both) / 2:.1f}%"
+        identical = sum(a["text"] == b["text"]
+                        for a, b in zip(samples["negative"], samples["positive"]))
+        asked = {s: [int(x["judge"]["label"] == "positive") for x in samples[s]]
+                 for s in samples}
+        effect = paired_difference(asked["positive"], asked["negative"])  # pair by pair
+        effects.append(effect)
+        base_rate = np.mean(asked["negative"] + asked["positive"])
+        rows.append([description, agreement, f"{identical} of {len(samples['positive'])}",
+                     f"{100 * base_rate:.1f}%",
+                     f"{100 * effect['mean']:+.1f} [{100 * effect['low']:+.1f}, "
+                     f"{100 * effect['high']:+.1f}]"])
+        glue_md(f"agreement_{model_name}", agreement)
+        glue(f"identical_{model_name}", identical, display=False)
+        glue_md(f"judged_effect_{model_name}", f"{100 * effect['mean']:+.1f}")
         # The prose reads these results as chance: the models do not follow the token.
         assert all(abs(a - 0.5) < 0.15 for a in both)
-    return escaped_table(["model", "requested", "reviews", "classifier agrees",
-                          "judged positive", "ended by the model"], rows)
-
-
-def review_commands(results: Path) -> str:
-    """The recorded commands that wrote and judged the reviews, one a line.
-
-    Described in chapter 12, section "Reviews on demand"."""
-    reviews = requested_reviews(results)
-    return "\n".join(reviews[model_name, sentiment]["command"]
-                     for model_name in REVIEW_MODELS for sentiment in ("negative", "positive"))
-
-
-def fine_tuning_summary(results: Path) -> None:
-    """The fine-tuning run's command and numbers, and what the full run met of the labels.
-
-    Described in chapter 12, section "Reviews on demand"."""
+    glue_md("reviews_per_request", f"{len(samples['positive']):,}")
+    # The prose reads: each judged effect's interval holds zero.
+    assert all(e["low"] <= 0 <= e["high"] for e in effects)
+    largest = max(effects, key=lambda e: e["mean"] / e["standard_error"])
+    hint = largest["mean"] / largest["standard_error"] > 1.5
+    glue_md("judged_hint", f"; the larger, {100 * largest['mean']:+.1f} points, is a hint "
+            "that 200 pairs cannot confirm" if hint else "")
     tuned_run = read_record(results, "gpt_cpu_sentiment.json")
     cpu_run = read_record(results, "gpt_cpu.json")
-    print(tuned_run["command"])
     glue_md("tuned_minutes", f"{tuned_run['seconds']['total'] / 60:.1f}")
-    glue_md("tuned_tokens_seen", f"{tuned_run['history'][-1]['tokens_seen']:,}")
-    glue_md("tuned_lr", f"{tuned_run['train_config']['lr']:g}")
-    glue_md("tuned_steps", f"{tuned_run['train_config']['steps']:,}")
     run_data = cpu_run["data"]
-    share_read = cpu_run["history"][-1]["tokens_seen"] / run_data["training_tokens"]
-    documents_read = share_read * (run_data["documents"] - run_data["validation_documents"])
-    labelled_share = run_data["labelled_documents"] / run_data["documents"]
-    glue_md("labelled_share", f"{100 * labelled_share:.0f}%")
-    glue_md("labelled_met", f"{round(documents_read * labelled_share, -2):,.0f}")
+    glue_md("labelled_share",
+            f"{100 * run_data['labelled_documents'] / run_data['documents']:.0f}%")
     heldout = cpu_run["heldout"]
     review_tokens = heldout["tokens"] / heldout["reviews"]
     nats_per_review = cpu_run["validation_loss"] * review_tokens
@@ -400,32 +376,16 @@ def fine_tuning_summary(results: Path) -> None:
     glue_md("bits_per_review", f"{nats_per_review / math.log(2):,.0f}")
     judge_accuracy = read_record(results, "imdb_cpu.json")["test"]["accuracy"]
     glue_md("judge_accuracy", f"{100 * judge_accuracy:.0f}%")
+    return escaped_table(["model", "classifier agrees with the request", "identical pairs",
+                          "judged positive", "asked positive minus asked negative, points "
+                          "[95% interval]"], rows)
 
 
-def sentiment_tests(results: Path, root: Path) -> Markdown:
-    """The two paired tests of the sentiment token: judged reviews, and the likelihood of
-    test reviews after their true and their flipped token; numbers glued.
+def sentiment_token_test(results: Path, root: Path) -> None:
+    """The likelihood of test reviews after their true and their flipped sentiment token, read
+    from `gpt_cpu_sentiment_token.json`: its command and result printed, numbers glued.
 
     Described in chapter 12, section "Reviews on demand"."""
-    reviews = requested_reviews(results)
-    rows, effects = [], []
-    for model_name, description in REVIEW_MODELS.items():
-        asked = {s: [int(x["judge"]["label"] == "positive")
-                     for x in reviews[model_name, s]["samples"]]
-                 for s in ("negative", "positive")}
-        effect = paired_difference(asked["positive"], asked["negative"])  # pair by pair
-        base_rate = np.mean(asked["negative"] + asked["positive"])
-        effects.append(effect)
-        rows.append([description, f"{100 * base_rate:.1f}%",
-                     f"{100 * effect['mean']:+.1f} [{100 * effect['low']:+.1f}, "
-                     f"{100 * effect['high']:+.1f}]"])
-        glue_md(f"judged_effect_{model_name}", f"{100 * effect['mean']:+.1f}")
-        glue_md(f"judged_interval_{model_name}",
-                f"{100 * effect['low']:+.1f} to {100 * effect['high']:+.1f}")
-        glue_md(f"judged_base_{model_name}", f"{100 * base_rate:.1f}%")
-    judged_table = escaped_table(["model", "judged positive, both requests",
-                                  "asked positive minus asked negative, points "
-                                  "[95% interval]"], rows)
     token_record = read_record(results, "gpt_cpu_sentiment_token.json")
     print(token_record["command"])
     served_manifest = root / "_static" / "models" / "gpt" / "manifest.json"
@@ -438,53 +398,15 @@ def sentiment_tests(results: Path, root: Path) -> Markdown:
     print(f"{len(gaps)} test reviews: flipped minus true, nats per token: "
           f"{interval_text(gap, digits=5, unit='')}; likelier after the true token: "
           f"{np.mean(np.array(gaps) > 0):.1%}; {per_review.mean():.3f} nats per review")
+    glue_md("token_reviews", f"{len(gaps):,}")
     glue_md("token_gap", f"{gap['mean']:+.5f}")
     glue_md("token_gap_interval", f"{gap['low']:+.5f} to {gap['high']:+.5f}")
     glue_md("token_gap_review", f"{per_review.mean():.2f}")
     glue_md("token_ratio_review", f"{math.exp(per_review.mean()):.2f}")
     glue_md("token_share_true", f"{np.mean(np.array(gaps) > 0):.0%}")
-    # The prose reads: each judged effect's interval holds zero, and the likelihood test finds
-    # a gap whose interval is above zero, far below a nat per review.
-    assert all(e["low"] <= 0 <= e["high"] for e in effects)
-    largest = max(effects, key=lambda e: e["mean"] / e["standard_error"])
-    hint = largest["mean"] / largest["standard_error"] > 1.5
-    glue_md("judged_hint", f"; the larger, {100 * largest['mean']:+.1f} points, is a hint "
-            "that 200 pairs cannot confirm" if hint else "")
+    # The prose reads: the likelihood test finds a gap whose interval is above zero, far below
+    # a nat per review.
     assert gap["low"] > 0 and per_review.mean() < 1
-    return judged_table
-
-
-def example_reviews_table(results: Path) -> Markdown:
-    """Of the pairs that part within 100 characters, the one judged most surely as requested
-    and the one judged most surely the other way round.
-
-    Described in chapter 12, section "Reviews on demand"."""
-    reviews = requested_reviews(results)
-
-    def split_point(first: str, second: str) -> int:
-        return next((i for i, (a, b) in enumerate(zip(first, second)) if a != b),
-                    min(len(first), len(second)))
-
-    def confidence(sample: dict) -> float:
-        return sample["judge"]["probabilities"][sample["judge"]["label"]]
-
-    pairs = list(zip(reviews["pretrained", "negative"]["samples"],
-                     reviews["pretrained", "positive"]["samples"]))
-    early = [(n, p) for n, p in pairs if split_point(n["text"], p["text"]) < 100]
-    glue("early_pairs", len(early), display=False)
-    examples = []
-    for kind, wanted in (("as requested", ("negative", "positive")),
-                         ("the other way round", ("positive", "negative"))):
-        matching = [(n, p) for n, p in early
-                    if (n["judge"]["label"], p["judge"]["label"]) == wanted]
-        chosen = max(matching, key=lambda pair: min(map(confidence, pair)))
-        for requested, sample in zip(("negative", "positive"), chosen):
-            text = sample["text"]
-            text = text if len(text) < 200 else text[:197] + "..."
-            verdict = f"{sample['judge']['label']} ({confidence(sample):.2f})"
-            examples.append([kind, requested, verdict, text])
-    return escaped_table(["judged", "asked for", "classifier", "review written by the model"],
-                         examples)
 
 
 def web_model_note(results: Path, root: Path) -> None:
