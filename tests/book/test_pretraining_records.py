@@ -63,7 +63,7 @@ def test_the_appendix_names_each_record_and_its_runs() -> None:
     made_by = records.record_commands(RESULTS).data
     for name in ("pretrain_cpu.json", "pretrain_electra_losses_cpu.json",
                  "pretrain_sweep_cpu.json", "pretraining_throughput.json", "transfer_cpu.json"):
-        assert f"| {name.replace('_', chr(92) + '_')} |" in made_by
+        assert f"| {name.replace('_', chr(92) + '_')}: " in made_by
     commands = records.pretraining_commands(RESULTS)
     assert sum(c.startswith("scratchformer pretrain") for c in commands) == 7  # 2 + rerun + 4
     runs = records.fine_tuning_runs(RESULTS).data.splitlines()

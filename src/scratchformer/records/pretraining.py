@@ -148,8 +148,8 @@ def record_commands(results: Path) -> Markdown:
 
     Described in the appendix "Running it for real", section "How chapter 13's numbers
     were made"."""
-    return escaped_table(["record", "holds", "made by"],
-                         [[name, holds, read_record(results, name)["command"]]
+    return escaped_table(["record: what it holds", "made by"],
+                         [[f"{name}: {holds}", read_record(results, name)["command"]]
                           for name, holds in CHAPTER_13_RECORDS.items()])
 
 
