@@ -57,6 +57,21 @@ def test_every_table_of_the_page_is_laid_out() -> None:
         assert len(lines) > 2 and all(line.count("|") == lines[0].count("|") for line in lines)
 
 
+def test_the_appendix_names_each_record_and_its_runs() -> None:
+    """The appendix section "How chapter 13's numbers were made": every record chapter 13
+    reads, with the command that made it, and every run seed by seed."""
+    made_by = records.record_commands(RESULTS).data
+    for name in ("pretrain_cpu.json", "pretrain_electra_losses_cpu.json",
+                 "pretrain_sweep_cpu.json", "pretraining_throughput.json", "transfer_cpu.json"):
+        assert f"| {name.replace('_', chr(92) + '_')}: " in made_by
+    commands = records.pretraining_commands(RESULTS)
+    assert sum(c.startswith("scratchformer pretrain") for c in commands) == 7  # 2 + rerun + 4
+    runs = records.fine_tuning_runs(RESULTS).data.splitlines()
+    recorded = pages.read_record(RESULTS, "pretrain_cpu.json")["fine_tuning"]
+    assert len(runs) == 2 + len(recorded)
+    assert "| from scratch | 1 | 87.52% | 86.88% | 5.1 |" in runs
+
+
 def test_a_record_that_no_longer_supports_the_prose_is_refused(tmp_path: Path) -> None:
     for name in ("pretrain_cpu.json",):
         shutil.copy(RESULTS / name, tmp_path / name)

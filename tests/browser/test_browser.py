@@ -239,30 +239,18 @@ def test_page_lengths_in_screens(visit: Any) -> None:
 
 
 OPEN_SCREENS_AT_MOST = 40
-# Chapters not yet within 40 screens with every fold open, and the most each may take until it
-# is (measured at 1280 x 900, plus a screen for the fonts' and formulas' variation between
-# builds). A ceiling only comes down; the test fails once a listed chapter fits in 40, so that
-# its entry is removed.
-STILL_LONGER_THAN_40: dict[str, float] = {"13_pretraining": 41.5}
 
 
 def test_chapters_10_to_13_fit_in_40_screens_with_every_fold_open(visit: Any) -> None:
     """A screen budget met by folding is not met: chapters 10-13, every folded cell opened, are at
-    most 40 screens of 900 pixels at 1280 px wide (the chapters in STILL_LONGER_THAN_40 at most
-    their ceiling there)."""
+    most 40 screens of 900 pixels at 1280 px wide."""
     chapters = [page for page in ENGLISH_PAGES if re.match(r"1[0-3]_", Path(page).name)]
     assert len(chapters) == 4, chapters
     screens = {page: visit(page)["layout"]["open_height"] / 900 for page in chapters}
     print("\n" + "\n".join(f"{screens[page]:6.1f} screens opened  {page}" for page in chapters))
-    problems = []
-    for page, value in screens.items():
-        ceiling = STILL_LONGER_THAN_40.get(Path(page).stem, OPEN_SCREENS_AT_MOST)
-        if value > ceiling:
-            problems.append(f"{page}: {value:.1f} screens with every fold open (at most {ceiling})")
-        elif (ceiling > OPEN_SCREENS_AT_MOST and value <= OPEN_SCREENS_AT_MOST
-              and STAND_IN_WARNING not in visit(page)["text"]):  # the real page, not the stand-in
-            problems.append(f"{page} fits in {OPEN_SCREENS_AT_MOST} screens now ({value:.1f}): "
-                            "remove it from STILL_LONGER_THAN_40")
+    problems = [f"{page}: {value:.1f} screens with every fold open (at most "
+                f"{OPEN_SCREENS_AT_MOST})" for page, value in screens.items()
+                if value > OPEN_SCREENS_AT_MOST]
     assert not problems, "\n".join(problems)
 
 

@@ -1,6 +1,7 @@
 """Chapter 13's recorded results: the pretraining runs, the fine-tuning of their snapshots,
 the recipe sweep and the GPT's transfer, read from `book/results/` and laid out as the
-tables and figures the chapter's argument needs.
+tables and figures the chapter's argument needs; and the commands, per-seed tables and
+grids behind them, which the appendix "Running it for real" shows.
 
 Written by hand, not exported. Each public function reads the records it needs, checks
 that they still say what the chapter's prose reads in them (a `ValueError` naming the
@@ -37,16 +38,17 @@ class Shown:
     markdown: dict[str, str] = field(default_factory=dict)
 
 
-def glue_numbers(shown: Shown) -> None:
-    """Glue every value of `shown` for the prose.
+def glue_numbers(*shown: Shown) -> None:
+    """Glue every value of each `shown` for the prose.
 
     Described in chapter 13, "The recorded runs"."""
     from myst_nb import glue
 
-    for name, text in shown.text.items():
-        glue(name, text, display=False)
-    for name, text in shown.markdown.items():
-        glue_md(name, text)
+    for one in shown:
+        for name, text in one.text.items():
+            glue(name, text, display=False)
+        for name, text in one.markdown.items():
+            glue_md(name, text)
 
 
 def _check(holds: bool, reading: str) -> None:
@@ -129,12 +131,59 @@ def recorded_runs(results: Path) -> Shown:
                                  "minutes", "validation loss"], rows), text)
 
 
-def pretraining_commands(results: Path) -> list[str]:
-    """The commands of the recorded pretraining runs (the record holds every fine-tuning
-    run's too).
+CHAPTER_13_RECORDS = {
+    "pretrain_cpu.json": "the two pretraining runs, every fine-tuning of their "
+                         "snapshots, the loss by position and the predictions",
+    "pretrain_electra_losses_cpu.json": "ELECTRA's generator and discriminator losses at "
+                                        "each snapshot of a rerun",
+    "pretraining_throughput.json": "tokens per second of both objectives",
+    "pretrain_sweep_cpu.json": "the recipe sweep",
+    "transfer_cpu.json": "the GPT's pretraining, its learning-rate choice and its "
+                         "fine-tuning",
+}
 
-    Described in chapter 13, "The recorded runs"."""
-    return read_record(results, "pretrain_cpu.json")["commands"][:3]
+
+def record_commands(results: Path) -> Markdown:
+    """Each record chapter 13 reads, what it holds and the command that made it.
+
+    Described in the appendix "Running it for real", section "How chapter 13's numbers
+    were made"."""
+    return escaped_table(["record: what it holds", "made by"],
+                         [[f"{name}: {holds}", read_record(results, name)["command"]]
+                          for name, holds in CHAPTER_13_RECORDS.items()])
+
+
+def pretraining_commands(results: Path) -> list[str]:
+    """The commands of the recorded pretraining runs, of ELECTRA's rerun that kept its
+    snapshots, of the first fine-tuning run (the others differ in their snapshot and seed)
+    and of the recipe sweep's runs.
+
+    Described in the appendix "Running it for real", section "How chapter 13's numbers
+    were made"."""
+    recorded = read_record(results, "pretrain_cpu.json")
+    sweep = read_record(results, "pretrain_sweep_cpu.json")
+    rerun = read_record(results, "pretrain_electra_losses_cpu.json")["run"]
+    return [run["command"] for run in recorded["pretraining"].values()] + [
+        rerun["command"], recorded["fine_tuning"][0]["command"]] + [
+        run["command"] for run in sorted(sweep["runs"].values(),
+                                         key=lambda r: r["model_config"]["d_model"])]
+
+
+def fine_tuning_runs(results: Path) -> Markdown:
+    """Every fine-tuning run of chapter 13's encoders, seed by seed: its arm, seed,
+    validation and test accuracy and minutes.
+
+    Described in the appendix "Running it for real", section "How chapter 13's numbers
+    were made"."""
+    recorded = read_record(results, "pretrain_cpu.json")
+    names = {s["arm"]: s["name"] for s in _arms(recorded)}
+    runs = sorted(recorded["fine_tuning"], key=lambda r: (list(names).index(r["arm"]),
+                                                          r["seed"]))
+    return escaped_table(
+        ["encoder", "seed", "validation accuracy", "test accuracy", "minutes"],
+        [[names[r["arm"]], r["seed"], f"{r['validation_accuracy']:.2%}",
+          f"{r['test_accuracy']:.2%}", f"{r['seconds']['total'] / 60:.1f}"]
+         for r in runs])
 
 
 def electra_losses(results: Path) -> Shown:
@@ -200,9 +249,10 @@ def electra_losses(results: Path) -> Shown:
 
 def throughput(results: Path) -> Shown:
     """Tokens per second of both objectives at windows of 128 and 256 tokens
-    (`benchmarks/pretraining.py`), with its command and the machine's load.
+    (`benchmarks/pretraining.py`), its command and the machine's load printed.
 
-    Described in chapter 13, "The recorded runs"."""
+    Described in chapter 13, "The recorded runs" (the table in the appendix "Running it
+    for real", section "How chapter 13's numbers were made")."""
     record = read_record(results, "pretraining_throughput.json")
     print(record["command"] + busy_note(record))
     speed = {(r["objective"], r["window"]): r["speed_vs_mlm_256"] for r in record["rows"]}
@@ -271,38 +321,6 @@ def fine_tuning_arms(results: Path) -> Shown:
         [[s["name"], f"{s['pretrain_minutes']:.0f}", f"{s['finetune_minutes']:.1f}",
           s["seeds"], _shown(s["val"], s["seeds"]), _shown(s["test"], s["seeds"])]
          for s in summary]), {"timing_note": note})
-
-
-def fine_tuning_figure(results: Path) -> None:
-    """Test accuracy against total minutes on one core: the masked LM's snapshots, ELECTRA
-    and the longer run from scratch, with error bars over the seeds.
-
-    Described in chapter 13, "When does pretraining pay?"."""
-    import matplotlib.pyplot as plt
-
-    summary = _arms(read_record(results, "pretrain_cpu.json"))
-    fig, axis = plt.subplots(figsize=(7, 3.6))
-    curve = [s for s in summary if s["objective"] == "mlm" and s["epochs"] == 1]
-    axis.errorbar([s["pretrain_minutes"] + s["finetune_minutes"] for s in curve],
-                  [100 * s["test"][0] for s in curve],
-                  yerr=[100 * s["test"][1] for s in curve],
-                  fmt="o-", capsize=3, label="MLM snapshots, then 1 epoch of fine-tuning")
-    for s in summary:
-        if s["objective"] == "electra":
-            axis.errorbar(s["pretrain_minutes"] + s["finetune_minutes"],
-                          100 * s["test"][0], yerr=100 * s["test"][1], fmt="s",
-                          capsize=3, color="C1", label="ELECTRA, then 1 epoch of fine-tuning")
-        if s["epochs"] > 1:
-            axis.errorbar(s["finetune_minutes"], 100 * s["test"][0],
-                          yerr=100 * s["test"][1], fmt="^", capsize=3, color="C2",
-                          label=f"from scratch, {s['epochs']} epochs")
-    axis.set_xlabel("total minutes on one core (pretraining + fine-tuning)")
-    axis.set_ylabel("test accuracy (%)")
-    axis.grid(alpha=0.3)
-    # Below the axes, clear of the error bars.
-    axis.legend(fontsize=10, loc="upper left", bbox_to_anchor=(0, -0.2))
-    fig.tight_layout()
-    plt.show()
 
 
 def _compared(recorded: dict) -> dict[str, Any]:
@@ -385,7 +403,8 @@ def arm_differences(results: Path) -> Shown:
 def everything_table(results: Path) -> Shown:
     """Chapter 11's baselines and Transformer and every arm here, with their minutes.
 
-    Described in chapter 13, "When does pretraining pay?"."""
+    Described in the appendix "Running it for real", section "How chapter 13's numbers
+    were made"."""
     from_scratch_run = read_record(results, "imdb_cpu.json")
     baselines = read_record(results, "imdb_baselines.json")
     rows = [[row["model"], f"{row['accuracy']:.2%}", f"{row['seconds']['total'] / 60:.1f}"]
@@ -464,8 +483,7 @@ def _plateau_verdict(gain: float) -> str:
 
 def recipe_sweep(results: Path) -> Shown:
     """The loss at [MASK] against minutes for the recorded recipe and the sweep's
-    (`tools/records/ch13_mlm_sweep.py`), with each run's command; how far each ended below
-    the frequencies.
+    (`tools/records/ch13_mlm_sweep.py`); how far each ended below the frequencies.
 
     Described in chapter 13, "Another recipe?"."""
     import matplotlib.pyplot as plt
@@ -478,7 +496,6 @@ def recipe_sweep(results: Path) -> Shown:
     recipes = {"recorded: lr 0.001, dropout 0.1, 15%": (
         recorded["loss_by_position"], runs["mlm"]["snapshot_seconds"], preset)}
     for run in sorted(sweep["runs"].values(), key=lambda r: r["model_config"]["d_model"]):
-        print(run["command"])
         settings, config = run["settings"], run["model_config"]
         name = (f"lr {settings['lr']:g}, dropout {config['dropout']:g}, "
                 f"{settings['mask_prob']:.0%}")
@@ -534,7 +551,8 @@ def transfer_selection(results: Path) -> Shown:
     """The learning rates tried for the GPT classifier (seed 0, 1,000 labels) and the one
     chosen on validation for each start.
 
-    Described in chapter 13, "Pretrained against from scratch"."""
+    Described in the appendix "Running it for real", section "How chapter 13's numbers
+    were made"."""
     transfer = read_record(results, "transfer_cpu.json")
     choices = sorted(transfer["selection"], key=lambda r: (r["init"], r["lr"]))
     chosen = {init: max((r for r in choices if r["init"] == init),
@@ -608,7 +626,8 @@ def gpt_transfer_table(results: Path) -> Shown:
     """The GPT classifier, pretrained and from scratch, for each count of labels: seeds,
     learning rate, validation and test accuracy, minutes in all.
 
-    Described in chapter 13, "Pretrained against from scratch"."""
+    Described in the appendix "Running it for real", section "How chapter 13's numbers
+    were made"."""
     transfer = read_record(results, "transfer_cpu.json")
     pretraining_minutes = transfer["pretraining_train_seconds"] / 60
     rows = []
@@ -731,7 +750,8 @@ def transfer_commands(results: Path) -> list[str]:
     """The commands of the GPT's pretraining runs, of two fine-tuning runs, and of the
     script that made the record.
 
-    Described in chapter 13, "At the same pretraining time"."""
+    Described in the appendix "Running it for real", section "How chapter 13's numbers
+    were made"."""
     transfer = read_record(results, "transfer_cpu.json")
     return [r["command"] for r in transfer["pretraining"].values()] + [
         r["command"] for r in transfer["fine_tuning"][:2]] + [transfer["command"]]
