@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from conftest import ROOT, ZH_DIR
-from test_book import (EXPECTED_IN_HTML, STAND_IN_WARNING, book_pages, chapter_pages,
+from test_book import (EXPECTED_IN_HTML, book_pages, chapter_pages,
                        expected_numbers)
 from test_translations import CATALOGUES
 
