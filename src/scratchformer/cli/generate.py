@@ -7,7 +7,6 @@ it anew), prompts of several lengths in one batch, and stop sequences.
 """
 
 import argparse
-import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,12 +15,11 @@ import torch
 
 from scratchformer.cli.args import terminal_text
 from scratchformer.data.windows import SENTIMENT_TOKENS, special_ids
-from scratchformer.io.files import write_atomically
 from scratchformer.io.fingerprint import file_sha256
 from scratchformer.models.gpt import (GPTConfig, GPTModel, check_sampling, generate,
                                       next_token_probabilities)
 from scratchformer.runs.checkpoint import BEST_CHECKPOINT
-from scratchformer.runs.folders import command_record
+from scratchformer.runs.folders import command_record, write_json
 from scratchformer.runs.hardware import resolve_device
 from scratchformer.runs.provenance import check_recorded, recorded
 from scratchformer.tokenize.bpe import BPETokenizer
@@ -31,15 +29,6 @@ from scratchformer.train.gpt import read_gpt_checkpoint
 
 
 TOKENIZER_FILE = "tokenizer.json"
-
-
-def write_json(path: Path, record: dict) -> None:
-    """Write `record` as indented JSON, atomically.
-
-    Described in chapter 12, section "The commands".
-    """
-    text = json.dumps(record, indent=2) + "\n"
-    write_atomically(path, lambda handle: handle.write(text.encode()))
 
 
 def first_special(ids: Sequence[int], specials: set[int]) -> int:

@@ -14,7 +14,6 @@ records, and runs that span several machines beyond what `torchrun` sets up.
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -22,9 +21,9 @@ from types import TracebackType
 import torch
 import torch.distributed as dist
 
-from scratchformer.io.files import write_atomically
 from scratchformer.measure.evaluation import is_distributed
-from scratchformer.runs.folders import RESULTS_FILE, FolderLock, ReplacedRun, check_run_folder
+from scratchformer.runs.folders import (RESULTS_FILE, FolderLock, ReplacedRun, check_run_folder,
+                                        write_json)
 from scratchformer.runs.hardware import join_processes
 
 
@@ -71,8 +70,7 @@ class CommandRun:
         run that `--overwrite` set aside."""
         if self.rank != 0:
             return
-        text = json.dumps(results, indent=2, allow_nan=False) + "\n"  # strict: no NaN
-        write_atomically(self.out / RESULTS_FILE, lambda file: file.write(text.encode()))
+        write_json(self.out / RESULTS_FILE, results)
         self.say(f"wrote {self.out / RESULTS_FILE}")
         if self.replaced is not None:
             self.replaced.commit()  # the new run is complete: the old one goes now

@@ -5,7 +5,8 @@ One run per folder (a lock file, created atomically, naming its process and host
 folder that holds a run is refused unless the run is resumed or overwritten, and cleared
 only then; `last.pt` records fingerprints of the data and the length of the schedule, and
 a resumed run is checked against them; the command a run records, as it ran and as a
-reader would type it; and what an interrupted run has left to resume.
+reader would type it; a record written as strict JSON, atomically; and what an interrupted
+run has left to resume.
 
 Written by hand, not exported: the appendix describes it in its section
 "Failing safely" and names this file.
@@ -26,7 +27,8 @@ from pathlib import Path, PurePosixPath
 from torch import Tensor
 
 from scratchformer.data.batches import ReviewLoader
-from scratchformer.io.files import process_is_running, remove_stale_temporaries, this_host
+from scratchformer.io.files import (process_is_running, remove_stale_temporaries, this_host,
+                                    write_atomically)
 from scratchformer.io.fingerprint import tensors_sha256
 from scratchformer.runs.checkpoint import (BEST_CHECKPOINT, LAST_CHECKPOINT,
                                            read_checkpoint)
@@ -67,6 +69,16 @@ def reader_command(argv: Sequence[str]) -> str:
         shown.append(word)
         option = word
     return " ".join(shell_word(word) for word in shown)
+
+
+def write_json(path: Path, record: dict) -> None:
+    """Write `record` as indented JSON, atomically; NaN or infinity is refused, not written
+    as the invalid JSON `NaN`.
+
+    Described in the appendix "Running it for real", section "The command line".
+    """
+    text = json.dumps(record, indent=2, allow_nan=False) + "\n"
+    write_atomically(path, lambda handle: handle.write(text.encode()))
 
 
 def command_record(argv: Sequence[str]) -> dict[str, str]:
