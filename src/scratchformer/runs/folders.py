@@ -26,7 +26,7 @@ from pathlib import Path, PurePosixPath
 
 from torch import Tensor
 
-from scratchformer.data.batches import ReviewLoader
+from scratchformer.data.batches import ReviewLoader, WindowedReviews
 from scratchformer.io.files import (process_is_running, remove_stale_temporaries, this_host,
                                     write_atomically)
 from scratchformer.io.fingerprint import tensors_sha256
@@ -196,6 +196,8 @@ def loader_fingerprint(loader: object) -> str | None:
     """
     if not isinstance(loader, ReviewLoader):
         return None
+    if isinstance(loader.ids, WindowedReviews):  # reviews read whole, in windows
+        return tensors_sha256((loader.ids.windows, loader.ids.offsets, loader.labels))
     return tensors_sha256((loader.ids, loader.labels))
 
 
