@@ -230,6 +230,10 @@ def test_pad_id_is_the_tokenizers_and_cannot_be_set(runs: dict, tmp_path: Path) 
             "cannot set pad_id=0 (the snapshot has 296)")
     refused(cli(*tune_arguments(runs["data"], tmp_path / "b", runs["snapshot"], "--set", "d_model=32")),
             "d_model=32")
+    refused(cli(*tune_arguments(runs["data"], tmp_path / "w", runs["snapshot"],
+                                "--set", "truncation=windows")),
+            "truncation='windows' cuts GPT-2's tokens", "use truncation=head or head+tail")
+    assert not (tmp_path / "w").exists() or not any((tmp_path / "w").iterdir())
     refused(cli(*pretrain_arguments(runs["data"], tmp_path / "c", "--set", "pad_id=5")), "pad_id cannot be set")
     assert not (tmp_path / "c").exists() or not any((tmp_path / "c").iterdir())
 

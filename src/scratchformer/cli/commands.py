@@ -33,7 +33,7 @@ import torch.distributed as dist
 import scratchformer
 from scratchformer.cli.args import command_line_texts, one_line, positive_int, user_path
 from scratchformer.cli.session import CommandRun
-from scratchformer.data.batches import ReviewLoader
+from scratchformer.data.batches import ReviewLoader, WindowedReviews
 from scratchformer.data.imdb import ReviewSplit, load_imdb
 from scratchformer.data.review_cache import encode_reviews, review_tokens
 from scratchformer.io.fingerprint import config_sha256, file_sha256, tokenizer_sha256
@@ -71,6 +71,10 @@ def run_train_imdb(args: argparse.Namespace, argv: Sequence[str]) -> int:
         train_config = replace(train_config, epochs=args.epochs)
     if args.init:
         check_init_config(model_config, init_config, args.init)
+        if train_config.truncation == "windows":
+            raise ValueError(f"--init {args.init}: truncation='windows' cuts GPT-2's "
+                             "tokens into windows, and a pretrained snapshot brings its "
+                             "own tokenizer; use truncation=head or head+tail")
     else:
         check_pipeline_config(model_config)
     out = Path(args.out)
@@ -159,9 +163,10 @@ def run_train_imdb(args: argparse.Namespace, argv: Sequence[str]) -> int:
         say(f"{finished - started:.0f} s in all")
         if rank == 0:
             best = max(history, key=lambda record: record["val_accuracy"])
-            flops = training_flops_per_token(
-                model_config,
-                float(np.minimum(train_lengths + 2, model_config.max_len).mean()))
+            sequence = (ids.window_lengths.float().mean()  # a window is a sequence
+                        if isinstance(ids, WindowedReviews)
+                        else np.minimum(train_lengths + 2, model_config.max_len).mean())
+            flops = training_flops_per_token(model_config, float(sequence))
             tokens_per_second = (
                 sum(r["tokens_per_second"] * r["seconds"] for r in history)
                 / sum(r["seconds"] for r in history))

@@ -25,7 +25,7 @@ from torch.nn.parallel import DistributedDataParallel
 from scratchformer.io.files import write_atomically
 from scratchformer.models.bert import BertConfig, BertForSequenceClassification
 from torch import Tensor
-from scratchformer.data.framing import TRUNCATIONS
+from scratchformer.data.review_windows import READINGS
 
 
 CHECKPOINT_FORMAT = "scratchformer.BertForSequenceClassification"
@@ -149,7 +149,7 @@ def check_checkpoint(payload: dict, path: Path) -> None:
             raise ValueError(f"{path}: field {key!r} is missing or not a {kind.__name__} "
                              f"(it is {type(value).__name__}); not saved by this code")
     training = payload.get("training")
-    if payload["truncation"] not in TRUNCATIONS or not isinstance(training, dict | None):
+    if payload["truncation"] not in READINGS or not isinstance(training, dict | None):
         raise ValueError(f"{path}: field 'truncation' or 'training' is not as saved")
     try:
         config = BertConfig(**payload["config"])

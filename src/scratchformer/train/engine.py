@@ -31,9 +31,9 @@ from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
 from scratchformer.data.batches import ReviewLoader
-from scratchformer.data.framing import TRUNCATIONS
+from scratchformer.data.review_windows import READINGS
 from scratchformer.measure.evaluation import (autocast, evaluate,
-                                              is_distributed)
+                                              is_distributed, logits_of)
 from scratchformer.models.bert import BertForSequenceClassification
 from scratchformer.runs.checkpoint import (BEST_CHECKPOINT, LAST_CHECKPOINT,
                                            TrainingDiverged, read_checkpoint,
@@ -52,10 +52,12 @@ class TrainConfig(OptimizerSettings):
 
     `warmup` is the fraction of all steps spent warming up; `val_size` reviews are held
     out of the training split for validation, `evals_per_epoch` times per epoch;
-    `length_groups` as in `ReviewLoader` (0 = plain shuffling). `max_steps` caps the
-    updates (the schedule is planned over the capped count); `max_seconds` ends training
-    after that much wall time, with a last validation; `log_every` logs the mean training
-    loss every that many steps (0: only at validations).
+    `length_groups` as in `ReviewLoader` (0 = plain shuffling); `truncation` is one of
+    chapter 10's cuts or "windows", the whole review (chapter 11, "Reading the whole
+    review"). `max_steps` caps the updates (the schedule is planned over the capped
+    count); `max_seconds` ends training after that much wall time, with a last
+    validation; `log_every` logs the mean training loss every that many steps (0: only at
+    validations).
 
     Described in chapter 11, section "The training loop".
     """
@@ -80,8 +82,8 @@ class TrainConfig(OptimizerSettings):
                 "epochs, batch_size, val_size and evals_per_epoch must be positive and "
                 f"length_groups >= 0, got {counts} and {self.length_groups}"
             )
-        if self.truncation not in TRUNCATIONS:
-            raise ValueError(f"truncation must be one of {TRUNCATIONS}, "
+        if self.truncation not in READINGS:
+            raise ValueError(f"truncation must be one of {READINGS}, "
                              f"got {self.truncation!r}")
         if self.max_steps is not None and (not isinstance(self.max_steps, int)
                                            or isinstance(self.max_steps, bool)
@@ -172,7 +174,7 @@ def train(
             for group in optimizer.param_groups:
                 group["lr"] = config.lr * lr_multiplier(step, total_steps, warmup_steps)
             with autocast(device, config.precision):
-                logits = network(ids, mask)  # (B, num_classes)
+                logits = logits_of(network, ids, mask)  # (B, num_classes)
             loss = F.cross_entropy(logits.float(), labels)
             training_step(model, optimizer, loss, step, config.grad_clip, config.lr)
             step += 1
