@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One command for a machine with an NVIDIA GPU: the CUDA-parametrized tests, the attention
-# benchmark in bf16 at T = 256 and 1024, the gpu preset on a slice of IMDB, chapter 13's
+# benchmark in bf16 at T = 256 and 1024, the gpu preset on a slice of IMDB, head+tail and then
+# reading whole reviews in windows (chapter 11, "Reading the whole review"), chapter 13's
 # gpu pretraining preset for PRETRAIN_STEPS steps, then fine-tuned once, and chapter 13's
 # causal route: the gpu GPT preset for GPT_STEPS steps, fine-tuned pretrained and from
 # scratch (sizes not yet measured on a GPU: set the two step counts to fit the time). Everything it
@@ -57,7 +58,13 @@ if [ -n "${IMDB_DIR:-}" ]; then
         train-imdb --data "$IMDB_DIR" --out "$OUT/imdb_gpu" --config gpu \
         --limit "$LIMIT" --no-progress --cache "$OUT/cache" 2>&1 | tee -a "$OUT/summary.txt" || status=1
     cp "$OUT/imdb_gpu/results.json" "$OUT/imdb_gpu_results.json" 2>/dev/null
-    rm -rf "$OUT/cache" "$OUT/imdb_gpu"
+    echo "== gpu preset on $LIMIT reviews of each split, whole reviews in windows" | tee -a "$OUT/summary.txt"
+    "$PYTHON" -c "import sys; from scratchformer.cli.commands import main; sys.exit(main(sys.argv[1:]))" \
+        train-imdb --data "$IMDB_DIR" --out "$OUT/imdb_gpu_windows" --config gpu \
+        --set truncation=windows --limit "$LIMIT" --no-progress --cache "$OUT/cache" 2>&1 \
+        | tee -a "$OUT/summary.txt" || status=1
+    cp "$OUT/imdb_gpu_windows/results.json" "$OUT/imdb_gpu_windows_results.json" 2>/dev/null
+    rm -rf "$OUT/cache" "$OUT/imdb_gpu" "$OUT/imdb_gpu_windows"
     echo "== gpu pretraining preset, ${PRETRAIN_STEPS:=1000} steps, then fine-tuned" | tee -a "$OUT/summary.txt"
     "$PYTHON" -c "import sys; from scratchformer.cli.commands import main; sys.exit(main(sys.argv[1:]))" \
         pretrain --data "$IMDB_DIR" --out "$OUT/pretrain_gpu" --config gpu \
