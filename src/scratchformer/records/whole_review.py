@@ -1,0 +1,112 @@
+"""Chapter 11's classifier reading whole reviews: the record `book/results/imdb_whole_review.json`
+(written by `tools/records/ch11_whole_review.py`) read, its shape checked, and laid out as the
+page's table and the numbers its prose quotes.
+
+Written by hand, not exported. The record holds, per candidate (the head+tail preset at 254
+tokens, its `max_len=512` variant, and the whole review read in windows), each seed's validation
+and test accuracy and minutes; the candidate chosen on validation; its test accuracies with
+their mean and 95% t-interval; and the counting baselines' test accuracies. It does not handle
+records of other candidates, and does not recompute anything but intervals from the record's
+own per-seed numbers.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from IPython.display import Markdown
+
+from scratchformer.measure.statistics import interval_text, paired_difference
+from scratchformer.records.pages import book_root, markdown_table
+
+RECORD = Path("book") / "results" / "imdb_whole_review.json"
+CANDIDATES = ("254 tokens", "510 tokens", "whole review")  # the table's rows, in order
+READS = {"254 tokens": "head+tail, 254 tokens", "510 tokens": "head+tail, 510 tokens",
+         "whole review": "every token, windows of 254"}
+
+
+class WholeReviewRecordError(ValueError):
+    """The whole-review record is missing, or not of the shape its script writes."""
+
+
+def read_whole_review_record(path: Path | None = None) -> dict:
+    """The record (by default the repository's), with every candidate's per-seed accuracies
+    checked to be numbers from 0 to 1; a WholeReviewRecordError naming the file otherwise."""
+    source = path if path is not None else book_root() / RECORD
+    try:
+        record = json.loads(source.read_text())
+        table = record["candidates"]
+        best = record["best_transformer_test_accuracy"]
+        for name in CANDIDATES:
+            for split in ("validation", "test"):
+                values = list(table[name][split].values())
+                if not values or not all(isinstance(v, (int, float)) and 0 <= v <= 1
+                                         for v in values):
+                    raise WholeReviewRecordError(f"{source}: candidates.{name}.{split} holds "
+                                                 "no accuracies from 0 to 1")
+        if best["model"] not in CANDIDATES or len(best["per_seed"]) < 2:
+            raise WholeReviewRecordError(f"{source}: best_transformer_test_accuracy names "
+                                         "no candidate with two seeds or more")
+    except FileNotFoundError:
+        raise WholeReviewRecordError(f"{source} does not exist: write it with "
+                                     "tools/records/ch11_whole_review.py") from None
+    except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as err:
+        raise WholeReviewRecordError(f"{source} is not the record "
+                                     "tools/records/ch11_whole_review.py writes "
+                                     f"({type(err).__name__}: {err})") from None
+    return record
+
+
+def _mean(values: dict) -> float:
+    return sum(values.values()) / len(values)
+
+
+def whole_review_table(path: Path | None = None) -> Markdown:
+    """The page's table: a row per candidate (what it reads, seeds, mean validation and test
+    accuracy, the test accuracy's 95% interval, minutes per run) and a row per counting
+    baseline."""
+    record = read_whole_review_record(path)
+    rows = []
+    for name in CANDIDATES:
+        row = record["candidates"][name]
+        test = [100 * value for value in row["test"].values()]
+        interval = paired_difference(test)
+        rows.append([READS[name], len(test), f"{100 * _mean(row['validation']):.2f}%",
+                     f"{interval['mean']:.2f}%",
+                     f"{interval['low']:.2f} to {interval['high']:.2f}",
+                     f"{_mean(row['minutes']):.1f}"])
+    for key, name in (("bag_of_words", "bag of words"), ("nbsvm", "NBSVM")):
+        accuracy = record["against_counting"][key]["accuracy"]
+        rows.append([f"{name}, whole review", "", "", f"{100 * accuracy:.2f}%", "", ""])
+    return markdown_table(["model, reading", "seeds", "validation", "test",
+                           "test, 95% interval", "minutes per run"], rows)
+
+
+def whole_review_figures(path: Path | None = None) -> dict[str, str]:
+    """The numbers chapter 11's prose quotes from the record, as text, keyed by glue name.
+
+    Described in chapter 11, "Reading the whole review"."""
+    record = read_whole_review_record(path)
+    table, best = record["candidates"], record["best_transformer_test_accuracy"]
+    whole = table["whole review"]
+    shared = record["chosen_on"]["shared_seeds"]
+    head_tail = table["510 tokens"]
+    versus_510 = paired_difference([100 * whole["test"][s] for s in shared],
+                                   [100 * head_tail["test"][s] for s in shared])
+    bag = record["against_counting"]["bag_of_words"]
+    return {
+        "whole_seeds": str(len(whole["test"])),
+        "whole_test_mean": f"{100 * _mean(whole['test']):.2f}%",
+        "whole_validation_mean": f"{100 * _mean(whole['validation']):.2f}%",
+        "whole_minutes": f"{max(whole['minutes'].values()):.0f}",
+        "whole_minus_510": interval_text(versus_510),
+        "whole_shared_seeds": str(len(shared)),
+        "best_model": READS[best["model"]],
+        "best_mean": f"{100 * best['mean']:.2f}%",
+        "best_interval": (f"{100 * best['interval_95'][0]:.2f}% to "
+                          f"{100 * best['interval_95'][1]:.2f}%"),
+        "best_minus_bag": interval_text({**bag["difference"], **{
+            k: 100 * bag["difference"][k] for k in ("mean", "low", "high")}}),
+        "bag_accuracy": f"{100 * bag['accuracy']:.2f}%",
+    }
