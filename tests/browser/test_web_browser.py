@@ -645,6 +645,23 @@ def test_a_model_that_reads_in_windows_reads_the_whole_review(
     assert browser.execute_script(SHOWN_WINDOW) == "window 3 of 3"
     browser.execute_script("document.querySelector('#sf-classifier .sf-attention').scrollIntoView()")
     browser.save_screenshot(str(SCREENSHOTS / "classifier_windows.png"))
+    # read in windows, the box keeps to 390 px and axe-core finds nothing serious in it
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                            {"width": 390, "height": 844, "deviceScaleFactor": 2, "mobile": True})
+    try:
+        browser.execute_script("return new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))")
+        overflowing = browser.execute_script(OVERFLOW)
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    assert not overflowing, overflowing
+    browser.execute_script((AXE / "axe.min.js").read_text(encoding="utf-8"))
+    browser.set_script_timeout(120)
+    try:
+        in_box = browser.execute_async_script(AXE_RUN, "#sf-classifier")
+    finally:
+        browser.set_script_timeout(40)
+    serious = [v for v in in_box if v["impact"] in ("serious", "critical")]
+    assert not serious, axe_details(serious)
     # a review the model reads in one window: no window control, no note, no marker
     assert type_review(browser, "Short and sweet.") == review_windows_rule(
         review_token_lists(["Short and sweet."])[0], framing)
