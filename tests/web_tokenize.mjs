@@ -1,7 +1,8 @@
 // Run the page's tokenizer (_static/web/bpe.mjs) under node for tests/package/web/test_web_tokenizer.py:
 //   node tests/web_tokenize.mjs TOKENIZER.json < texts.json > results.json
 // Each text gives {ordinary: ids of the cleaned text, framed: the classifier's ids (if the
-// file frames), decoded: the ordinary ids decoded back to text}.
+// file frames; a list of windows for a file whose framing reads in "windows"), decoded: the
+// ordinary ids decoded back to text}.
 import { readFileSync } from "node:fs";
 import { BPETokenizer, cleanReview, encodeReview } from "../_static/web/bpe.mjs";
 

@@ -172,8 +172,13 @@ export function cleanReview(input, record) {
 }
 
 // Chapter 10's `frame_tokens`: [CLS] + tokens + [SEP], cut (head or head+tail) and padded.
+// A model that reads a review in windows is framed by `reviewWindows` instead.
 export function frameTokens(ids, framing) {
   const { cls, sep, pad, max_len: maxLen, truncation } = framing;
+  if (truncation !== "head" && truncation !== "head+tail") {
+    throw new Error(`frameTokens cuts "head" or "head+tail", not ${JSON.stringify(truncation)}` +
+                    (truncation === "windows" ? ": use reviewWindows" : ""));
+  }
   let body = ids.slice();
   const budget = maxLen - 2;
   if (body.length > budget) {
@@ -188,8 +193,27 @@ export function frameTokens(ids, framing) {
   return framed;
 }
 
-// A review as the classifier reads it: cleaned, tokenized, framed to `max_len` ids.
+// The package's `review_windows` (truncation "windows"): the review's tokens in consecutive,
+// non-overlapping windows of `max_len - 2` (the last one shorter; an empty review is one empty
+// window), each framed [CLS] + window + [SEP] and padded to `max_len`. Window w reads
+// `windows[w].indexOf(sep) + 1` real tokens (an ordinary encoding holds no [SEP]).
+export function reviewWindows(ids, framing) {
+  const { cls, sep, pad, max_len: maxLen } = framing;
+  const budget = maxLen - 2;
+  const windows = [];
+  for (let start = 0; start === 0 || start < ids.length; start += budget) {
+    const framed = [cls, ...ids.slice(start, start + budget), sep];
+    while (framed.length < maxLen) framed.push(pad);
+    windows.push(framed);
+  }
+  return windows;
+}
+
+// A review as the classifier reads it: cleaned, tokenized, framed to `max_len` ids; for a
+// model that reads in windows, the list of its windows (`reviewWindows`).
 export function encodeReview(tokenizer, input) {
   const record = tokenizer.record;
-  return frameTokens(tokenizer.encodeOrdinary(cleanReview(input, record)), record.framing);
+  const ids = tokenizer.encodeOrdinary(cleanReview(input, record));
+  return record.framing.truncation === "windows"
+    ? reviewWindows(ids, record.framing) : frameTokens(ids, record.framing);
 }

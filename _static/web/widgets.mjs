@@ -86,7 +86,8 @@ function classifierWidget(root, name) {
   const review = $(root, ".sf-review");
   const verdict = $(root, ".sf-verdict");
   const canvas = $(root, ".sf-heatmap");
-  let worker = null, inFlight = false, again = false, width = 0, hover = null;
+  let worker = null, inFlight = false, again = false, width = 0, hover = null, shownWindow = 0;
+  let rendering = 0;  // the verdicts shown so far: a newer one stops the tokens of an older
 
   function classify() {
     if (!worker) return;
@@ -98,6 +99,7 @@ function classifierWidget(root, name) {
   }
 
   function showVerdict(result) {
+    const render = ++rendering;
     verdict.dataset.runs = String(Number(verdict.dataset.runs || 0) + 1);
     const truncation = $(root, ".sf-truncation");
     if (result.empty) {
@@ -112,8 +114,10 @@ function classifierWidget(root, name) {
       return;
     }
     const { probability, ids, real, contributions: shares, labels, dropped, cutAt } = result;
+    const windows = result.windows || 1;  // a model that reads in windows says how many
     verdict.textContent = `${probability >= 0.5 ? "positive" : "negative"}: ` +
-      `P(positive) = ${probability.toFixed(4)} (${result.milliseconds.toFixed(0)} ms)`;
+      `P(positive) = ${probability.toFixed(4)} (` +
+      (windows > 1 ? `${windows} windows, ` : "") + `${result.milliseconds.toFixed(0)} ms)`;
     verdict.dataset.probability = String(probability);
     verdict.dataset.ids = JSON.stringify(ids);
     if (dropped) {
@@ -126,9 +130,22 @@ function classifierWidget(root, name) {
       truncation.textContent = "";
       delete truncation.dataset.dropped;
     }
+    if (windows > 1) {
+      const full = result.windowTokens[0] - 2, lastOne = result.windowTokens[windows - 1] - 2;
+      truncation.textContent = `This review is ${result.bodyTokens.toLocaleString("en")} tokens; ` +
+        `the model reads all of them, in ${windows} windows of ${full} tokens` +
+        (lastOne < full ? ` (the last ${lastOne})` : "") + `, each framed by [CLS] and [SEP]. ` +
+        "The verdict averages the windows' logits, each weighted by its share of the tokens, " +
+        "and each token's contribution below is scaled by its window's share.";
+      truncation.dataset.windows = String(windows);
+    } else {
+      delete truncation.dataset.windows;
+    }
+    windowControl(windows);
     let biggest = 1e-9;
     for (const share of shares) biggest = Math.max(biggest, Math.abs(share));
-    const spans = labels.map((label, i) => {
+    const spansOf = (from, to) => labels.slice(from, to).map((label, j) => {
+      const i = from + j;
       const span = document.createElement("span");
       span.textContent = label;
       const level = Math.round(LEVELS * Math.abs(shares[i]) / biggest);
@@ -137,13 +154,19 @@ function classifierWidget(root, name) {
       span.dataset.contribution = String(shares[i]);
       return span;
     });
-    if (cutAt !== null) {
-      const marker = document.createElement("span");
-      marker.className = "sf-cut";
-      marker.textContent = `⋯ ${dropped.toLocaleString("en")} tokens dropped ⋯`;
-      spans.splice(cutAt, 0, marker);
+    let settled;
+    if (windows > 1) {
+      settled = showWindows(render, windows, result.windowStarts.concat([labels.length]), spansOf);
+    } else {
+      const spans = spansOf(0, labels.length);
+      if (cutAt !== null) {
+        const marker = document.createElement("span");
+        marker.className = "sf-cut";
+        marker.textContent = `⋯ ${dropped.toLocaleString("en")} tokens dropped ⋯`;
+        spans.splice(cutAt, 0, marker);
+      }
+      $(root, ".sf-tokens").replaceChildren(...spans);
     }
-    $(root, ".sf-tokens").replaceChildren(...spans);
     // The contributions as text: the five strongest each way, signed.
     const order = shares.map((share, i) => i);
     const strongest = (sign) => order.filter((i) => sign * shares[i] > 0)
@@ -153,15 +176,71 @@ function classifierWidget(root, name) {
       Object.assign(document.createElement("li"), { textContent: `Towards positive: ${strongest(1)}` }),
       Object.assign(document.createElement("li"), { textContent: `Towards negative: ${strongest(-1)}` }));
     $(root, ".sf-attention").hidden = false;
+    return settled;
+  }
+
+  // The tokens of a review read in windows, a block for each window that begins by naming it.
+  // A long review has thousands of tokens: one window goes on the page per task, so that the
+  // page answers between them, and the browser lays out only the windows in view
+  // (content-visibility). Resolves true once every window is shown, false if a newer verdict
+  // took the box meanwhile.
+  function showWindows(render, windows, starts, spansOf) {
+    const tokens = $(root, ".sf-tokens");
+    tokens.replaceChildren();
+    return new Promise((resolve) => {
+      let w = 0;
+      const next = () => {
+        if (render !== rendering) { resolve(false); return; }
+        const block = document.createElement("div");
+        block.className = "sf-window-tokens";
+        const marker = document.createElement("span");
+        marker.className = "sf-boundary";
+        marker.textContent = `window ${w + 1} of ${windows}:`;
+        block.append(marker, ...spansOf(starts[w], starts[w + 1]));
+        tokens.append(block);
+        if (++w < windows) setTimeout(next, 0);
+        else resolve(true);
+      };
+      next();
+    });
+  }
+
+  // The heatmap shows one window of a review read in windows: a control to choose it, there
+  // only while the review has more than one (the first by default; the reader's choice stays
+  // while the review still has that window).
+  function windowControl(windows) {
+    let field = $(root, ".sf-window-field");
+    if (windows <= 1) {
+      field?.remove();
+      if (shownWindow !== 0) view();
+      return;
+    }
+    if (!field) {
+      field = document.createElement("label");
+      field.className = "sf-window-field";
+      field.append("window ", document.createElement("select"));
+      field.lastChild.className = "sf-window";
+      field.lastChild.addEventListener("change", view);
+      $(root, ".sf-head").parentElement.after(" ", field);
+    }
+    const select = $(field, ".sf-window");
+    const chosen = Math.min(Number(select.value) || 0, windows - 1);
+    if (select.options.length !== windows) {
+      select.replaceChildren(...Array.from({ length: windows },
+        (_, w) => new Option(`${w + 1} of ${windows}`, String(w))));
+    }
+    select.value = String(chosen);
+    if (chosen !== shownWindow) view();  // the worker already draws the window it was showing
   }
 
   // What the worker drew: the words that go with the picture (its text alternative, the scale,
   // each head's most attended tokens) and the cells' weights for the hover line.
   function showDrawn(drawn) {
-    const { layer, head, real, largest, side, tops } = drawn;
+    const { layer, head, real, largest, side, tops, window, windows } = drawn;
+    const which = windows > 1 ? ` in window ${window + 1} of ${windows}` : "";
     canvas.style.width = canvas.style.height = `${side}px`;
     canvas.setAttribute("aria-label",
-      `Attention weights of layer ${layer + 1}, head ${head + 1} over ${real} tokens: each row is ` +
+      `Attention weights of layer ${layer + 1}, head ${head + 1} over ${real} tokens${which}: each row is ` +
       `a token that looks, each column a token it looks at, darker for a larger weight (up to ` +
       `${largest.toFixed(3)}). The list below names each head's most attended tokens.`);
     $(root, ".sf-scale-mid").textContent = (largest / 4).toFixed(3);
@@ -174,8 +253,10 @@ function classifierWidget(root, name) {
   }
 
   function view() {
+    shownWindow = Number($(root, ".sf-window")?.value || 0);
     worker?.postMessage({ type: "view", view: {
       layer: Number($(root, ".sf-layer").value), head: Number($(root, ".sf-head").value),
+      window: shownWindow,
       side: Math.max(120, Math.min(480, Math.floor(width))), ratio: window.devicePixelRatio || 1 } });
   }
 
@@ -211,9 +292,12 @@ function classifierWidget(root, name) {
     if (data.type === "drawn") { showDrawn(data); return; }
     if (data.type !== "verdict") return;
     inFlight = false;
-    root.dataset.pending = String(again);  // false: the verdict is for the text in the box
-    showVerdict(data);
-    if (again) classify();
+    const settled = showVerdict(data);  // a review read in windows: when all its tokens are shown
+    if (again) { classify(); return; }
+    Promise.resolve(settled).then((current) => {
+      // false: the verdict and its tokens are for the text in the box
+      if (current !== false && !inFlight && !again) root.dataset.pending = "false";
+    });
   });
   review.addEventListener("input", classify);
   $(root, ".sf-layer").addEventListener("change", view);

@@ -3,7 +3,7 @@
 // WebAssembly build (_static/ort/), the model and its tokenizer, reporting the bytes as they
 // arrive, then answers the box's messages: a review to classify, or tokens to write, one
 // message per token as it is sampled, until the count, a Stop, the end of text or a full context.
-import { BPETokenizer, cleanReview, frameTokens } from "./bpe.mjs";
+import { BPETokenizer, cleanReview, frameTokens, reviewWindows } from "./bpe.mjs";
 import { generateError, nextTokenProbabilities, readSetting } from "./rules.mjs";
 
 const ROOT = new URL("../../", import.meta.url);  // the site's root: _static/web/ is two below
@@ -89,15 +89,16 @@ const LABELLED_AXES = 24;  // at most this many tokens get their text on the hea
 function classifier({ ort, manifest, tokenizer, session }) {
   const record = tokenizer.record;
   const framing = record.framing;
-  const heads = manifest.config.num_heads;
+  const { num_layers: layers, num_heads: heads } = manifest.config;
   let canvas = null, last = null;
-  const view = { layer: 0, head: 0, side: 0, ratio: 1 };
+  const view = { layer: 0, head: 0, window: 0, side: 0, ratio: 1 };
 
   async function classify({ text }) {
     const started = performance.now();
     const cleaned = cleanReview(text, record);
     if (cleaned.trim() === "") { last = null; postMessage({ type: "verdict", empty: true }); return; }
     const body = tokenizer.encodeOrdinary(cleaned);
+    if (framing.truncation === "windows") { await classifyWindows(body, started); return; }
     const ids = frameTokens(body, framing);
     const budget = framing.max_len - 2;
     const dropped = Math.max(0, body.length - budget);
@@ -106,7 +107,7 @@ function classifier({ ort, manifest, tokenizer, session }) {
       ids: new ort.Tensor("int64", BigInt64Array.from(ids, BigInt), [1, ids.length]) });
     const real = ids.indexOf(framing.sep) + 1;
     const labels = ids.slice(0, real).map((id) => tokenText(tokenizer, id));
-    last = { attention: out.attention.data, real, length: ids.length, labels };  // (1, L, H, T, T)
+    last = { attention: out.attention.data, length: ids.length, windows: [{ real, labels }] };  // (1, L, H, T, T)
     postMessage({
       type: "verdict", ids, real, probability: out.probabilities.data[1],
       contributions: Array.from(out.contributions.data.slice(0, real)), labels,
@@ -118,45 +119,82 @@ function classifier({ ort, manifest, tokenizer, session }) {
     draw();
   }
 
-  // The (real, real) weights of one head of one layer.
-  function weightsOf(layer, head) {
-    const { attention, real, length } = last;
+  // A model that reads the whole review in windows (truncation "windows"): the K windows in one
+  // batch; the review's logit gap is the windows' gaps averaged with weights n_w / N (n_w the
+  // real tokens of window w, its [CLS] and [SEP] included, N their sum), and each token's
+  // contribution is its window's times n_w / N, so that the contributions of all the tokens
+  // shown (every window's [CLS], tokens and [SEP]) still sum, with b[1] - b[0], to that gap.
+  async function classifyWindows(body, started) {
+    const windows = reviewWindows(body, framing);
+    const count = windows.length, length = framing.max_len;
+    const flat = BigInt64Array.from(windows.flat(), BigInt);
+    const out = await session.run({ ids: new ort.Tensor("int64", flat, [count, length]) });
+    const p = out.probabilities.data;  // (K, 2)
+    const reals = windows.map((ids) => ids.indexOf(framing.sep) + 1);
+    const total = reals.reduce((n, real) => n + real, 0);
+    let gap = 0;
+    for (let w = 0; w < count; w++) gap += reals[w] * (Math.log(p[2 * w + 1]) - Math.log(p[2 * w])) / total;
+    const probability = gap >= 0 ? 1 / (1 + Math.exp(-gap)) : Math.exp(gap) / (1 + Math.exp(gap));
+    const contributions = [], labels = [], starts = [];
+    const shown = windows.map((ids, w) => {
+      const real = reals[w];
+      const labelled = ids.slice(0, real).map((id) => tokenText(tokenizer, id));
+      starts.push(labels.length);
+      const scale = real / total;
+      for (let t = 0; t < real; t++) contributions.push(out.contributions.data[w * length + t] * scale);
+      labels.push(...labelled);
+      return { real, labels: labelled };
+    });
+    last = { attention: out.attention.data, length, windows: shown };  // (K, L, H, T, T)
+    postMessage({
+      type: "verdict", ids: windows, windows: count, windowTokens: reals, windowStarts: starts,
+      probability, gap, contributions, labels, bodyTokens: body.length, dropped: 0, cutAt: null,
+      milliseconds: performance.now() - started,
+    });
+    draw();
+  }
+
+  // The (real, real) weights of one head of one layer, for the window on show.
+  function weightsOf(window, layer, head) {
+    const { attention, length } = last;
+    const { real } = last.windows[window];
     const out = new Float32Array(real * real);
-    const offset = (layer * heads + head) * length * length;
+    const offset = ((window * layers + layer) * heads + head) * length * length;
     for (let q = 0; q < real; q++) {
       out.set(attention.subarray(offset + q * length, offset + q * length + real), q * real);
     }
     return out;
   }
 
-  // The heatmap of the chosen head, drawn here on the canvas the page handed over, so that
-  // the page's main thread never rasterizes it; the page gets what goes with the picture.
+  // The heatmap of the chosen head (and window), drawn here on the canvas the page handed over,
+  // so that the page's main thread never rasterizes it; the page gets what goes with the picture.
   function draw() {
     if (!last || !view.side) return;
-    const { real, labels } = last;
-    const { layer, head, side, ratio } = view;
-    const weights = weightsOf(layer, head);
+    const { layer, head, side } = view;
+    const windows = last.windows.length;
+    const window = Math.min(Math.max(0, view.window), windows - 1);
+    const { real, labels } = last.windows[window];
+    const weights = weightsOf(window, layer, head);
     let largest = 1e-9;
     for (let i = 0; i < weights.length; i++) if (weights[i] > largest) largest = weights[i];
     const axes = real <= LABELLED_AXES;
     const margin = axes ? Math.min(72, Math.round(side / 4)) : 0;
     const cell = (side - margin) / real;
-    if (canvas) paint(weights, largest, margin, cell);
+    if (canvas) paint(weights, largest, margin, cell, real, labels);
     // each head of this layer: the five tokens it attends to most, on average over the rows
     const tops = [];
     for (let h = 0; h < heads; h++) {
-      const w = h === head ? weights : weightsOf(layer, h);
+      const w = h === head ? weights : weightsOf(window, layer, h);
       const received = new Float64Array(real);
       for (let q = 0; q < real; q++) for (let k = 0; k < real; k++) received[k] += w[q * real + k] / real;
       tops.push(Array.from(received.keys()).sort((a, b) => received[b] - received[a]).slice(0, 5)
         .map((k) => ({ label: labels[k], weight: received[k] })));
     }
-    postMessage({ type: "drawn", layer, head, real, largest, side, margin, cell, tops, labels, weights },
-                [weights.buffer]);
+    postMessage({ type: "drawn", layer, head, window, windows, real, largest, side, margin, cell,
+                  tops, labels, weights }, [weights.buffer]);
   }
 
-  function paint(weights, largest, margin, cell) {
-    const { real, labels } = last;
+  function paint(weights, largest, margin, cell, real, labels) {
     const { side, ratio } = view;
     const axes = margin > 0;
     if (canvas.width !== Math.round(side * ratio)) canvas.width = canvas.height = Math.round(side * ratio);

@@ -11,7 +11,8 @@ nothing heavy loads before a box is focused; the page's main thread never blocks
 the GPT writes 500 tokens or a 3,000-word review is typed; the first token comes within a
 second of Run and Stop stops within 200 ms; the GPT stops at the end of text and refuses what
 `generate` refuses, with its words (`tests/data/web_settings_cases.json`); truncation is marked;
-an empty review gets a hint; nothing overflows a box 390 px wide; axe-core finds no serious
+a model that reads in windows reads the whole review, as ONNX Runtime in Python does, with a
+window control only when there is more than one window; an empty review gets a hint; nothing overflows a box 390 px wide; axe-core finds no serious
 or critical violation anywhere on the page; before the reader touches a box, the page fetches
 under 1 MB beyond the theme's own files. No request may leave 127.0.0.1. The tests print what
 they measure.
@@ -472,9 +473,17 @@ def long_review(words: int) -> str:
     return " ".join(text[:words])
 
 
-def test_typing_a_long_review_never_blocks_the_page(browser: Any, site: str, served: dict) -> None:  # noqa: F811
+@pytest.mark.parametrize("reads", ["cut", "windows"])
+def test_typing_a_long_review_never_blocks_the_page(browser: Any, site: str, served: dict,  # noqa: F811
+                                                    request: pytest.FixtureRequest, reads: str) -> None:
     """A 3,000-word review typed into chapter 11's box, five words every 10 ms, then a few real
-    keystrokes: no main-thread task over 200 ms; the last verdict is Python's for the text."""
+    keystrokes: no main-thread task over 200 ms; the last verdict is Python's for the text. The
+    served model cuts the review; the same model set to read in windows reads all of it (3,509
+    tokens: 14 windows, every token shown)."""
+    if reads == "windows":
+        framing = request.getfixturevalue("windows_model")
+    else:
+        framing = json.loads((SERVED / "imdb" / "tokenizer.json").read_text())["framing"]
     load_boxes(browser, site, "book/11_training.html")
     browser.execute_script(OBSERVE_LONG_TASKS)
     words = long_review(3000).split()
@@ -490,9 +499,13 @@ def test_typing_a_long_review_never_blocks_the_page(browser: Any, site: str, ser
     longest = browser.execute_script(LONGEST_TASK)
     text = browser.execute_script("return document.querySelector('#sf-classifier .sf-review').value")
     assert len(text.split()) == 3000
-    framing = json.loads((SERVED / "imdb" / "tokenizer.json").read_text())["framing"]
-    assert json.loads(browser.execute_script(IDS)) == encode_review(text, framing["max_len"], framing["truncation"])
-    print(f"typing 3,000 words: {verdicts} verdicts along the way, longest main-thread task {longest:.0f} ms")
+    if reads == "windows":
+        expected = review_windows_rule(review_token_lists([text])[0], framing)
+    else:
+        expected = encode_review(text, framing["max_len"], framing["truncation"])
+    assert json.loads(browser.execute_script(IDS)) == expected
+    print(f"typing 3,000 words ({reads}): {verdicts} verdicts along the way, longest main-thread "
+          f"task {longest:.0f} ms")
     assert longest <= LONGEST_TASK_MS, longest
     check_offline_and_quiet(browser, site)
 
@@ -516,10 +529,147 @@ def test_truncation_is_marked_with_the_tokens_dropped(browser: Any, site: str, s
     assert markers == [1 + head], markers  # after [CLS] and the head
     assert spans[1 + head].text == f"⋯ {dropped:,} tokens dropped ⋯"
     assert len(spans) == len(ids) + 1  # every framed id (no padding in a long review), and the marker
+    assert not browser.find_elements("css selector", "#sf-classifier .sf-window, #sf-classifier .sf-boundary")
+    assert truncation.get_attribute("data-windows") is None  # a cut model reads no windows
     short = type_review(browser, "Short and sweet.")
     assert framing["pad"] in short
     assert not browser.find_elements("css selector", "#sf-classifier .sf-cut")
     assert browser.find_element("css selector", "#sf-classifier .sf-truncation").get_attribute("data-dropped") is None
+
+
+def review_windows_rule(token_ids: list[int], framing: dict) -> list[list[int]]:
+    """The package's `review_windows` rule (truncation "windows"), written out as the page's
+    tokenizer test writes it: consecutive, non-overlapping windows of `max_len - 2` tokens (the
+    last one shorter; no tokens, one empty window), each `[CLS] window [SEP]` padded to `max_len`."""
+    budget = framing["max_len"] - 2
+    chunks = [token_ids[start:start + budget] for start in range(0, len(token_ids), budget)] or [[]]
+    return [[framing["cls"], *chunk, framing["sep"]] + [framing["pad"]] * (budget - len(chunk))
+            for chunk in chunks]
+
+
+@pytest.fixture
+def windows_model(browser: Any, html_dir: Path, served: dict) -> Iterator[dict]:  # noqa: F811
+    """The served classifier's ONNX file with a copy of its tokenizer.json whose framing reads
+    in "windows", in the built site's place of the served one (put back afterwards); the framing."""
+    import hashlib
+
+    folder = html_dir / "_static" / "models" / "imdb"
+    originals = {name: (folder / name).read_bytes() for name in ("tokenizer.json", "manifest.json")}
+    record = json.loads(originals["tokenizer.json"])
+    record["framing"]["truncation"] = "windows"
+    tokenizer = json.dumps(record).encode()
+    manifest = json.loads(originals["manifest.json"])
+    manifest["files"]["tokenizer.json"] = {"bytes": len(tokenizer),
+                                           "sha256": hashlib.sha256(tokenizer).hexdigest()}
+    browser.execute_cdp_cmd("Network.clearBrowserCache", {})
+    try:
+        (folder / "tokenizer.json").write_bytes(tokenizer)
+        (folder / "manifest.json").write_text(json.dumps(manifest, indent=2))
+        yield record["framing"]
+    finally:
+        for name, data in originals.items():
+            (folder / name).write_bytes(data)
+        browser.execute_cdp_cmd("Network.clearBrowserCache", {})
+
+
+CONTRIBUTIONS = ("return Array.from(document.querySelectorAll('#sf-classifier .sf-tokens span[data-contribution]'),"
+                 " (span) => [span.textContent, +span.dataset.contribution])")
+BOUNDARIES = ("return Array.from(document.querySelectorAll('#sf-classifier .sf-window-tokens'),"
+              " (block) => block.firstChild.className === 'sf-boundary' && block.firstChild.textContent)")
+SHOWN_WINDOW = ("const field = document.querySelector('#sf-classifier .sf-window-field');"
+                " return field.firstChild.textContent + field.querySelector('select').selectedOptions[0].text")
+HEATMAP_LABEL = "return document.querySelector('#sf-classifier .sf-heatmap').getAttribute('aria-label')"
+
+
+def test_a_model_that_reads_in_windows_reads_the_whole_review(
+        browser: Any, site: str, windows_model: dict) -> None:  # noqa: F811
+    """The served model, its framing set to "windows": a review of about 700 tokens is read in 3
+    windows, one batch; P(positive) is ONNX Runtime's in Python on the same windows, combined
+    as the package combines them (within 1e-4), and so is every token's contribution; the box
+    says how it read the review, marks where each window begins and offers a window control for
+    the heatmap, which a review read in one window does not get."""
+    import numpy as np
+    import onnxruntime as ort
+
+    framing = windows_model
+    load_boxes(browser, site, "book/11_training.html")
+    review = long_review(600)  # 700 tokens
+    body = review_token_lists([review])[0]
+    windows = review_windows_rule(body, framing)
+    assert 650 <= len(body) <= 760 and len(windows) == 3, len(body)
+    assert type_review(browser, review) == windows
+    session = ort.InferenceSession(SERVED / "imdb" / "model.onnx")
+    probabilities, shares = session.run(["probabilities", "contributions"],
+                                        {"ids": np.array(windows, dtype=np.int64)})[:2]
+    reals = [window.index(framing["sep"]) + 1 for window in windows]
+    total = sum(reals)
+    gaps = np.log(probabilities[:, 1].astype(np.float64)) - np.log(probabilities[:, 0].astype(np.float64))
+    gap = sum(real * g for real, g in zip(reals, gaps)) / total
+    expected = 1 / (1 + np.exp(-gap))
+    seen = float(browser.execute_script(VERDICT))
+    print(f"{len(body)} tokens in windows of {reals}: P(positive) {seen:.6f} on the page, "
+          f"{expected:.6f} in Python; the windows' own {np.round(probabilities[:, 1], 4).tolist()}")
+    assert abs(seen - expected) < 1e-4, (seen, expected)
+    verdict = browser.find_element("css selector", "#sf-classifier .sf-verdict").text
+    assert verdict.startswith("positive" if expected >= 0.5 else "negative") and "3 windows" in verdict
+    shown = browser.execute_script(CONTRIBUTIONS)
+    expected_shares = np.concatenate([shares[w, :real] * real / total for w, real in enumerate(reals)])
+    assert len(shown) == total  # every window's [CLS], tokens and [SEP]
+    assert np.abs(np.array([share for _, share in shown]) - expected_shares).max() < 1e-4
+    # b[1] - b[0]: what a window's gap adds to its contributions' sum, the same for each window;
+    # the contributions shown sum, with it, to the review's gap
+    bias = gaps - np.array([shares[w, :real].sum() for w, real in enumerate(reals)])
+    assert np.ptp(bias) < 1e-3, bias
+    assert abs(sum(share for _, share in shown) + bias.mean() - gap) < 1e-3
+    starts = np.cumsum([0] + reals[:-1]).tolist()
+    assert [i for i, (label, _) in enumerate(shown) if label == "[CLS]"] == starts
+    assert browser.execute_script(BOUNDARIES) == ["window 1 of 3:", "window 2 of 3:", "window 3 of 3:"]
+    assert not browser.find_elements("css selector", "#sf-classifier .sf-cut")
+    note = browser.find_element("css selector", "#sf-classifier .sf-truncation")
+    assert note.get_attribute("data-windows") == "3" and note.get_attribute("data-dropped") is None
+    budget = framing["max_len"] - 2
+    assert (f"This review is {len(body)} tokens; the model reads all of them, in 3 windows of "
+            f"{budget} tokens (the last {reals[-1] - 2})") in note.text
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    browser.execute_script("document.querySelector('#sf-classifier .sf-verdict').scrollIntoView()")
+    browser.save_screenshot(str(SCREENSHOTS / "classifier_windows_tokens.png"))
+    control = browser.find_element("css selector", "#sf-classifier .sf-window")
+    assert control.is_displayed()
+    assert [option.text for option in control.find_elements("css selector", "option")] == [
+        "1 of 3", "2 of 3", "3 of 3"]
+    assert browser.execute_script(SHOWN_WINDOW) == "window 1 of 3"  # what the reader sees: the first window
+    wait_for(browser, f"{HEATMAP_LABEL}.includes('over {reals[0]} tokens in window 1 of 3')")
+    browser.execute_script("const select = document.querySelector('#sf-classifier .sf-window');"
+                           "select.value = '2'; select.dispatchEvent(new Event('change'));")
+    wait_for(browser, f"{HEATMAP_LABEL}.includes('over {reals[2]} tokens in window 3 of 3')")
+    assert browser.execute_script(SHOWN_WINDOW) == "window 3 of 3"
+    browser.execute_script("document.querySelector('#sf-classifier .sf-attention').scrollIntoView()")
+    browser.save_screenshot(str(SCREENSHOTS / "classifier_windows.png"))
+    # read in windows, the box keeps to 390 px and axe-core finds nothing serious in it
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                            {"width": 390, "height": 844, "deviceScaleFactor": 2, "mobile": True})
+    try:
+        browser.execute_script("return new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))")
+        overflowing = browser.execute_script(OVERFLOW)
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    assert not overflowing, overflowing
+    browser.execute_script((AXE / "axe.min.js").read_text(encoding="utf-8"))
+    browser.set_script_timeout(120)
+    try:
+        in_box = browser.execute_async_script(AXE_RUN, "#sf-classifier")
+    finally:
+        browser.set_script_timeout(40)
+    serious = [v for v in in_box if v["impact"] in ("serious", "critical")]
+    assert not serious, axe_details(serious)
+    # a review the model reads in one window: no window control, no note, no marker
+    assert type_review(browser, "Short and sweet.") == review_windows_rule(
+        review_token_lists(["Short and sweet."])[0], framing)
+    assert not browser.find_elements("css selector", "#sf-classifier .sf-window, #sf-classifier .sf-boundary")
+    assert note.get_attribute("data-windows") is None and note.text == ""
+    wait_for(browser, f"{HEATMAP_LABEL}.includes('tokens: each row')")
+    assert "window" not in browser.execute_script(HEATMAP_LABEL)
+    check_offline_and_quiet(browser, site)
 
 
 def test_an_empty_review_gets_a_hint_not_a_verdict(browser: Any, site: str, served: dict) -> None:  # noqa: F811

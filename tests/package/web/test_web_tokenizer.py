@@ -141,3 +141,43 @@ def test_javascript_tokenizes_all_imdb_test_reviews_as_tiktoken_does(
     texts = load_imdb(splits=["test"])["test"].texts
     assert len(texts) == 25000
     check_classifier(classifier_record, texts, tmp_path)
+
+
+def review_windows_rule(token_ids: list[int], max_len: int, framing: dict) -> list[list[int]]:
+    """The rule of the package's `review_windows` (truncation "windows"), written out: the
+    tokens in consecutive, non-overlapping windows of `max_len - 2` (the last one shorter; no
+    tokens, one empty window), each `[CLS] window [SEP]` padded with `[PAD]` to `max_len`."""
+    budget = max_len - 2
+    chunks = [token_ids[start:start + budget] for start in range(0, len(token_ids), budget)] or [[]]
+    return [[framing["cls"], *chunk, framing["sep"]] + [framing["pad"]] * (budget - len(chunk))
+            for chunk in chunks]
+
+
+def tokens_long(count: int) -> str:
+    """A generated review of exactly `count` tokens (GPT-2's), padded with " the"."""
+    text = " ".join(generated_reviews(40, seed=3)).rstrip()
+    while len(review_token_lists([text])[0]) > count:
+        text = text[:len(text) * 9 // 10].rstrip()
+    while len(review_token_lists([text])[0]) < count:
+        text += " the"
+    assert len(review_token_lists([text])[0]) == count
+    return text
+
+
+def test_javascript_frames_a_review_in_windows_as_python_does(tmp_path: Path) -> None:
+    """A classifier that reads in windows: the page cuts a 600-token review into the windows
+    Python's rule gives (254, 254 and 92 tokens for `max_len` 256), and the edge cases too: an
+    empty review, one token, exactly one and two full windows, and one token more."""
+    max_len = 256
+    record = tokenizer_record(BPETokenizer.from_gpt2(), "tiktoken",
+                              {"max_len": max_len, "truncation": "windows"})
+    framing = record["framing"]
+    texts = [tokens_long(600), "", "Fine", "the" + " the" * 253, "the" + " the" * 254,
+             "the" + " the" * 507, "the" + " the" * 508]
+    results = run_node(record, texts, tmp_path)
+    for text, result in zip(texts, results):
+        body = review_token_lists([text])[0]
+        assert result["ordinary"] == body
+        assert result["framed"] == review_windows_rule(body, max_len, framing), (len(body), text[:80])
+    sizes = [[window.index(framing["sep"]) - 1 for window in result["framed"]] for result in results]
+    assert sizes == [[254, 254, 92], [0], [1], [254], [254, 1], [254, 254], [254, 254, 1]]
