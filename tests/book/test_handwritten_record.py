@@ -15,8 +15,7 @@ from scratchformer.records.handwritten import (MODELS, PAIR_KINDS, REVIEW_KINDS,
                                                accuracy_by_kind, accuracy_difference,
                                                confident_errors, handwritten_figures,
                                                pairs_both_right, pairs_ordered,
-                                               read_handwritten, reading_figures,
-                                               windows_table)
+                                               read_handwritten, reading_figures)
 
 RESULTS = ROOT / "book" / "results"
 WORD = re.compile(r"[a-z']+")
@@ -102,18 +101,6 @@ def test_a_pair_both_right_is_a_pair_ordered(record: dict) -> None:
         confident_errors(record, "nbsvm")
 
 
-def test_the_windows_compare_on_the_same_validation_reviews(record: dict) -> None:
-    windows = record["windows_validation"]
-    head_tail, mean = windows["head_tail"]["all"], windows["windows_mean_logits"]["all"]
-    assert head_tail["reviews"] == mean["reviews"] == windows["reviews"]
-    assert head_tail["accuracy"] == pytest.approx(windows["checkpoint_val_accuracy"]), (
-        "head+tail on the drawn validation reviews must reproduce the checkpoint's own")
-    assert (mean["right"] - head_tail["right"]
-            == windows["only_windows_right"] - windows["only_head_tail_right"])
-    assert windows["windows"] >= windows["reviews"] + windows["longer_than_one_window"]
-    assert len(windows_table(record).data.splitlines()) == 4
-
-
 def test_bag_of_words_cannot_tell_a_pair_apart(record: dict) -> None:
     """Same words, same features, same score: every pair is a tie for a unigram model."""
     counts = record["pairs_ordered"]["bag_of_words"]["overall"]
@@ -156,8 +143,8 @@ def test_a_damaged_record_is_refused_with_what_is_missing(tmp_path: Path, record
 
 def test_the_prose_figures_refuse_a_record_that_turns_a_reading_around(record: dict) -> None:
     figures = reading_figures(record)
-    assert figures["handwritten_transformer_accuracy"] == "75.0%"
-    assert figures["coin_range"] == "10 to 20" and figures["served_meh"] == "0.9978"
+    assert figures["handwritten_transformer_accuracy"] == "66.2%"
+    assert figures["coin_range"] == "10 to 20" and figures["served_meh"] == "0.9999"
     turned = json.loads(json.dumps(record))
     served = turned["pairs_ordered"]["transformer"]["overall"]
     served["ordered"], served["reversed"] = served["reversed"], served["ordered"]

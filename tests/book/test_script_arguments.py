@@ -27,8 +27,9 @@ import torch
 
 from conftest import ROOT
 
+# modules the scripts import, not scripts
 HELPERS = {"benchmarks/script_arguments.py", "tools/records/script_arguments.py",
-           "tools/records/shown_command.py"}  # modules the scripts import, not scripts
+           "tools/records/shown_command.py", "tools/records/onnx_reviews.py"}
 SCRIPTS = sorted(
     {path.relative_to(ROOT).as_posix()
      for pattern in ("benchmarks/*.py", "tools/records/*.py", "tools/*.py", "tools/*.sh")
@@ -140,6 +141,13 @@ BAD_ARGUMENTS: dict[str, list[tuple[str, str]]] = {
         ("--checkpoint {missing} --record {out}", "argument --checkpoint: {missing} does not exist"),
         ("--checkpoint {imdb} --data {missing} --record {out}", "argument --data"),
         ("--checkpoint {imdb} --record {dir}", "argument --record: {dir} is a folder"),
+    ],
+    "tools/records/ch11_whole_review.py": [
+        ("", "the following arguments are required: --run"),
+        ("--run {gpt} {imdb}", "is a train-gpt run, not a train-imdb run"),
+        ("--run {missing}", "argument --run: {missing} does not exist"),
+        ("--run {imdb} {imdb}", "an interval needs at least two runs"),
+        ("--run {imdb} --record {dir}", "argument --record: {dir} is a folder"),
     ],
     "tools/records/ch11_why_it_loses.py": [
         ("record --data {data} --work {empty}", "holds no runs/ folder"),

@@ -1,7 +1,8 @@
 """What a float16 token table costs the exported classifier, on all 25,000 test reviews.
 
 Exports a classifier run twice with `scratchformer.web.export.export_web`, its token table
-as float32 and as float16, runs both with ONNX Runtime on every test review, and records
+as float32 and as float16, runs both with ONNX Runtime on every test review (framed as the
+checkpoint was trained: cut, or read whole in windows as the page reads it), and records
 each file's size, each export's test accuracy, the largest differences between the two in
 probability and in a token's contribution, and how many verdicts differ:
 
@@ -42,56 +43,56 @@ import numpy as np
 import onnxruntime as ort
 
 from scratchformer.data.imdb import load_imdb
-from scratchformer.data.review_cache import encode_reviews
+from scratchformer.data.review_cache import review_tokens
 from scratchformer.io.files import write_atomically
 from scratchformer.web.export import export_web
 
+from onnx_reviews import onnx_reviews
 from shown_command import tool_command
 
 
-def outputs(model: Path, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Probabilities `(N, 2)` and contributions `(N, T)` of the ONNX model on `ids`."""
+def session_of(model: Path) -> ort.InferenceSession:
+    """ONNX Runtime on one CPU thread, as the measurement was made."""
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
-    session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
-    parts = [session.run(["probabilities", "contributions"], {"ids": ids[i : i + 256]})
-             for i in range(0, len(ids), 256)]
-    return np.concatenate([p for p, _ in parts]), np.concatenate([c for _, c in parts])
+    return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
 
 
 def main(args: argparse.Namespace, argv: list[str]) -> int:
     test = load_imdb(args.data, ["test"])["test"]
     labels = np.array(test.labels)
-    exports, ids = {}, None
+    tokens = [review.tolist() for review in review_tokens(test, args.cache)]
+    exports = {}
     with tempfile.TemporaryDirectory() as work:
         for name, half in (("float32", False), ("float16", True)):
             manifest = export_web(args.run, Path(work) / name, float16_tokens=half)
-            if ids is None:  # both exports frame reviews as the checkpoint was trained
-                tokenizer = json.loads((Path(work) / name / "tokenizer.json").read_text())
-                framing = tokenizer["framing"]
-                ids = encode_reviews(test, framing["max_len"], framing["truncation"],
-                                     args.cache)[0].numpy()
-            probabilities, contributions = outputs(Path(work) / name / "model.onnx", ids)
-            exports[name] = {"manifest": manifest, "probabilities": probabilities,
-                             "contributions": contributions}
+            # each export frames reviews as the checkpoint was trained: a cut, or windows
+            record = json.loads((Path(work) / name / "tokenizer.json").read_text())
+            framing = record["framing"]
+            positive, contributions = onnx_reviews(
+                session_of(Path(work) / name / "model.onnx"), tokens, framing)
+            exports[name] = {"manifest": manifest, "positive": positive,
+                             "contributions": contributions,
+                             "truncation": framing["truncation"]}
             print(name, manifest["files"]["model.onnx"]["bytes"],
-                  (probabilities.argmax(1) == labels).mean(), flush=True)
+                  ((positive > 0.5) == labels).mean(), flush=True)
     full, half = exports["float32"], exports["float16"]
     record = {
         **tool_command("appendix_web_precision.py", argv, str(args.record)),
         "checkpoint": full["manifest"]["checkpoint"],
         "run_command": full["manifest"].get("command"),
         "test_reviews": len(labels),
+        "truncation": full["truncation"],
         "exports": {name: {"model_bytes": e["manifest"]["files"]["model.onnx"]["bytes"],
-                           "test_accuracy": float((e["probabilities"].argmax(1)
-                                                   == labels).mean())}
+                           "test_accuracy": float(((e["positive"] > 0.5) == labels).mean())}
                     for name, e in exports.items()},
         "largest_probability_difference": float(
-            np.abs(full["probabilities"] - half["probabilities"]).max()),
-        "largest_contribution_difference": float(
-            np.abs(full["contributions"] - half["contributions"]).max()),
-        "verdicts_that_differ": int((full["probabilities"].argmax(1)
-                                     != half["probabilities"].argmax(1)).sum()),
+            np.abs(full["positive"] - half["positive"]).max()),
+        "largest_contribution_difference": float(max(
+            np.abs(a - b).max() for a, b in zip(full["contributions"],
+                                                half["contributions"]))),
+        "verdicts_that_differ": int(((full["positive"] > 0.5)
+                                     != (half["positive"] > 0.5)).sum()),
     }
     text = json.dumps(record, indent=1)
     write_atomically(args.record, lambda file: file.write(text.encode()))

@@ -71,7 +71,7 @@ from collections import Counter
 import torch
 
 from scratchformer import __version__
-from scratchformer.data.framing import encode_review, frame_tokens
+from scratchformer.data.framing import frame_tokens, review_token_lists
 from scratchformer.data.imdb import ReviewSplit, load_imdb
 from scratchformer.data.review_cache import encode_reviews, review_tokens
 from scratchformer.io.files import write_atomically
@@ -83,6 +83,7 @@ from scratchformer.runs.checkpoint import load_checkpoint, read_checkpoint
 from scratchformer.runs.hardware import hardware_info, one_minute_load, timing_load
 from scratchformer.train.classify import load_classifier
 
+from onnx_reviews import onnx_reviews
 from script_arguments import refuse
 from shown_command import tool_command
 
@@ -167,8 +168,10 @@ def onnx_check(texts: list[str], probabilities: list[float], max_len: int,
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
     session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
-    ids = np.array([encode_review(text, max_len, truncation) for text in texts])
-    onnx_positive = session.run(["probabilities"], {"ids": ids})[0][:, 1].tolist()
+    framing = json.loads((MANIFEST.parent / "tokenizer.json").read_text())["framing"]
+    if (framing["max_len"], framing["truncation"]) != (max_len, truncation):
+        return {"checked": False, "why": "the page's model frames reviews otherwise"}
+    onnx_positive = onnx_reviews(session, review_token_lists(texts), framing)[0].tolist()
     return {"checked": True, "texts": len(texts), "model_sha256": file_sha256(model),
             "largest_difference": max(abs(a - b) for a, b in zip(onnx_positive, probabilities)),
             "verdicts_that_differ": sum((a > 0.5) != (b > 0.5)
@@ -286,6 +289,9 @@ def windows_validation(args: argparse.Namespace, path: Path, train: ReviewSplit)
     over the whole review, on the validation reviews `train-imdb` held out."""
     payload = read_checkpoint(path)
     max_len, truncation = payload["config"]["max_len"], payload["truncation"]
+    if truncation == "windows":
+        refuse(f"argument --windows: {path} was trained on whole reviews in windows; the "
+               "comparison is for a model trained on a cut")
     encoded, encoded_labels = encode_reviews(train, max_len, truncation, args.cache)
     held_out = held_out_reviews(path, encoded, encoded_labels)
     val_index = held_out["index"]

@@ -5,8 +5,8 @@ The record holds short reviews written for the book and minimal pairs whose two 
 same words in another order, each scored by the served Transformer, bag-of-words logistic
 regression and NBSVM. `read_handwritten` reads and checks it; `accuracy_by_kind` and
 `pairs_ordered` are the two tables; `accuracy_difference` compares two models review by
-review, `confident_errors` counts the confidently wrong, `windows_table` lays out the
-validation check of whole-review windows; `handwritten_figures` the numbers the prose glues.
+review, `confident_errors` counts the confidently wrong; `handwritten_figures` the numbers
+the prose glues.
 
 Written by hand, not exported. What this deliberately does not handle: records of other
 models than the three the script scores, and recomputing the scores (the script does that).
@@ -134,21 +134,6 @@ def confident_errors(record: dict, model: str, above: float = 0.9) -> tuple[int,
     return len(wrong), sum(max(p, 1 - p) > above for p in wrong)
 
 
-def windows_table(record: dict) -> Markdown:
-    """Validation accuracy of the served model reading head and tail (as trained) and
-    averaging its logits over windows of the whole review, on every validation review and
-    on those longer than one window."""
-    if "windows_validation" not in record:
-        raise ValueError("the record has no windows_validation: write it with "
-                         "`python tools/records/ch11_handwritten.py --windows`")
-    windows = record["windows_validation"]
-    rows = [[name, *(share(windows[key][part]["right"], windows[key][part]["reviews"])
-                     for part in ("all", "long"))]
-            for name, key in (("head + tail", "head_tail"),
-                              ("mean of window logits", "windows_mean_logits"))]
-    return markdown_table(["reading", "validation reviews", "longer than one window"], rows)
-
-
 def accuracy_difference(record: dict, model: str, other: str) -> dict:
     """`model`'s accuracy minus `other`'s on the same hand-written reviews, in points, with
     its 95% t-interval (`paired_difference` of the per-review differences of being right:
@@ -187,11 +172,11 @@ def handwritten_figures(record: dict) -> dict[str, str]:
 def reading_figures(record: dict) -> dict[str, str]:
     """Every number chapter 11's two sections on these texts quote, as text keyed by glue
     name: `handwritten_figures`, the review-by-review intervals, the confident errors, a few
-    reviews' scores, the pairs' outcomes, a fair coin's central 95% of pairs ordered, and the
-    served model reading every window of a validation review against head and tail.
+    reviews' scores, the pairs' outcomes and a fair coin's central 95% of pairs ordered.
 
     Refuses (ValueError) a record that no longer supports what the prose says: the served
-    model behind NBSVM and ahead of bag of words, both intervals holding zero; the served
+    model behind NBSVM (the interval below zero), against bag of words an interval holding
+    zero; the served
     model wrong with conviction and bag of words never; bag of words tying every pair; the
     served model ordering fewer pairs than a coin's 95% range, reversing more than it orders,
     and giving most pairs' two texts one verdict; NBSVM ordering more, and both texts right
@@ -227,16 +212,10 @@ def reading_figures(record: dict) -> dict[str, str]:
                 "pairs_nbsvm_both_right": str(both_right["nbsvm"]),
                 "pairs_transformer_both_right": str(both_right["transformer"]),
                 "pairs_transformer_same_verdict": f"{same_verdict} of the {pairs}"}
-    windows = record["windows_validation"]
-    figures |= {"windows_validation_reviews": f"{windows['reviews']:,}",
-                "windows_long_reviews": f"{windows['longer_than_one_window']:,}",
-                "windows_flips": str(windows["only_windows_right"]),
-                "windows_gain": interval_text(windows["windows_minus_head_tail_points"])}
     claims = {
-        "served model behind NBSVM, interval holding zero":
-            served_gap["low"] < 0 and served_gap["mean"] < 0 < served_gap["high"],
-        "served model ahead of bag of words, interval holding zero":
-            bag_gap["low"] < 0 < bag_gap["mean"] < bag_gap["high"],
+        "served model behind NBSVM, interval below zero": served_gap["high"] < 0,
+        "served model against bag of words, interval holding zero":
+            bag_gap["low"] < 0 < bag_gap["high"],
         "most served errors confident, no bag-of-words error":
             2 * confident > errors and bag_confident == 0,
         "bag of words ties every pair": ordered["bag_of_words"]["tied"] == pairs,
