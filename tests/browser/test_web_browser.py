@@ -27,6 +27,7 @@ import shutil
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,8 @@ pytest.importorskip("onnx", reason="the web extra is not installed: pip install 
 sys.path.insert(0, str(ROOT / "tools"))
 from book import static  # noqa: E402
 
-from scratchformer.data.framing import encode_review, review_token_lists  # noqa: E402
+from scratchformer.data.framing import SpecialIds, encode_review, review_token_lists  # noqa: E402
+from scratchformer.data.review_windows import review_windows  # noqa: E402
 from scratchformer.data.windows import SPECIAL_TOKENS  # noqa: E402
 from scratchformer.measure.evaluation import token_contributions  # noqa: E402
 from scratchformer.models.bert import (BertConfig, BertForSequenceClassification)  # noqa: E402
@@ -293,8 +295,7 @@ def test_the_recorded_models_run_on_their_chapters(
     load_boxes(browser, site, "book/11_training.html")
     first_verdict = time.perf_counter() - started
     for review in REVIEWS:
-        ids = encode_review(review, framing["max_len"], framing["truncation"])
-        assert type_review(browser, review) == ids
+        ids = one_frame(browser, review, framing)
         probabilities, shares = classifier.run(["probabilities", "contributions"],
                                                {"ids": torch.tensor([ids]).numpy()})[:2]
         seen = float(browser.execute_script(VERDICT))
@@ -478,12 +479,9 @@ def test_typing_a_long_review_never_blocks_the_page(browser: Any, site: str, ser
                                                     request: pytest.FixtureRequest, reads: str) -> None:
     """A 3,000-word review typed into chapter 11's box, five words every 10 ms, then a few real
     keystrokes: no main-thread task over 200 ms; the last verdict is Python's for the text. The
-    served model cuts the review; the same model set to read in windows reads all of it (3,509
-    tokens: 14 windows, every token shown)."""
-    if reads == "windows":
-        framing = request.getfixturevalue("windows_model")
-    else:
-        framing = json.loads((SERVED / "imdb" / "tokenizer.json").read_text())["framing"]
+    served model set to cut (head+tail) reads 254 tokens; read in windows, as it was trained, all
+    of them (3,509 tokens: 14 windows, every token shown)."""
+    framing = request.getfixturevalue("windows_model" if reads == "windows" else "cut_model")
     load_boxes(browser, site, "book/11_training.html")
     browser.execute_script(OBSERVE_LONG_TASKS)
     words = long_review(3000).split()
@@ -510,10 +508,10 @@ def test_typing_a_long_review_never_blocks_the_page(browser: Any, site: str, ser
     check_offline_and_quiet(browser, site)
 
 
-def test_truncation_is_marked_with_the_tokens_dropped(browser: Any, site: str, served: dict) -> None:  # noqa: F811
+def test_truncation_is_marked_with_the_tokens_dropped(browser: Any, site: str,
+                                                     cut_model: dict) -> None:  # noqa: F811
+    framing = cut_model
     load_boxes(browser, site, "book/11_training.html")
-    framing = json.loads((SERVED / "imdb" / "tokenizer.json").read_text())["framing"]
-    assert framing["truncation"] == "head+tail"
     review = long_review(1000)
     ids = type_review(browser, review)
     body = review_token_lists([review])[0]
@@ -537,26 +535,37 @@ def test_truncation_is_marked_with_the_tokens_dropped(browser: Any, site: str, s
     assert browser.find_element("css selector", "#sf-classifier .sf-truncation").get_attribute("data-dropped") is None
 
 
+def one_frame(browser: Any, review: str, framing: dict) -> list[int]:  # noqa: F811
+    """The ids of a short review as the served model frames it (read in windows, its one
+    window); typed into the box, which must frame it the same way."""
+    if framing["truncation"] == "windows":
+        rows = review_windows_rule(review_token_lists([review])[0], framing)
+        assert len(rows) == 1, "a short review fits in one window"
+        expected: list = rows
+        ids = rows[0]
+    else:
+        expected = ids = encode_review(review, framing["max_len"], framing["truncation"])
+    assert type_review(browser, review) == expected
+    return ids
+
+
 def review_windows_rule(token_ids: list[int], framing: dict) -> list[list[int]]:
-    """The package's `review_windows` rule (truncation "windows"), written out as the page's
-    tokenizer test writes it: consecutive, non-overlapping windows of `max_len - 2` tokens (the
-    last one shorter; no tokens, one empty window), each `[CLS] window [SEP]` padded to `max_len`."""
-    budget = framing["max_len"] - 2
-    chunks = [token_ids[start:start + budget] for start in range(0, len(token_ids), budget)] or [[]]
-    return [[framing["cls"], *chunk, framing["sep"]] + [framing["pad"]] * (budget - len(chunk))
-            for chunk in chunks]
+    """The package's `review_windows` with the page's framing ids."""
+    special = SpecialIds(pad=framing["pad"], cls=framing["cls"], sep=framing["sep"])
+    return review_windows(token_ids, framing["max_len"], special)
 
 
-@pytest.fixture
-def windows_model(browser: Any, html_dir: Path, served: dict) -> Iterator[dict]:  # noqa: F811
+@contextmanager
+def served_framing(browser: Any, html_dir: Path, truncation: str) -> Iterator[dict]:
     """The served classifier's ONNX file with a copy of its tokenizer.json whose framing reads
-    in "windows", in the built site's place of the served one (put back afterwards); the framing."""
+    a review by `truncation`, in the built site's place of the served one (put back
+    afterwards); the framing."""
     import hashlib
 
     folder = html_dir / "_static" / "models" / "imdb"
     originals = {name: (folder / name).read_bytes() for name in ("tokenizer.json", "manifest.json")}
     record = json.loads(originals["tokenizer.json"])
-    record["framing"]["truncation"] = "windows"
+    record["framing"]["truncation"] = truncation
     tokenizer = json.dumps(record).encode()
     manifest = json.loads(originals["manifest.json"])
     manifest["files"]["tokenizer.json"] = {"bytes": len(tokenizer),
@@ -572,6 +581,20 @@ def windows_model(browser: Any, html_dir: Path, served: dict) -> Iterator[dict]:
         browser.execute_cdp_cmd("Network.clearBrowserCache", {})
 
 
+@pytest.fixture
+def windows_model(browser: Any, html_dir: Path, served: dict) -> Iterator[dict]:  # noqa: F811
+    """The served classifier read in "windows" (as it was trained); its framing."""
+    with served_framing(browser, html_dir, "windows") as framing:
+        yield framing
+
+
+@pytest.fixture
+def cut_model(browser: Any, html_dir: Path, served: dict) -> Iterator[dict]:  # noqa: F811
+    """The served classifier's weights with chapter 10's head+tail cut; its framing."""
+    with served_framing(browser, html_dir, "head+tail") as framing:
+        yield framing
+
+
 CONTRIBUTIONS = ("return Array.from(document.querySelectorAll('#sf-classifier .sf-tokens span[data-contribution]'),"
                  " (span) => [span.textContent, +span.dataset.contribution])")
 BOUNDARIES = ("return Array.from(document.querySelectorAll('#sf-classifier .sf-window-tokens'),"
@@ -583,7 +606,7 @@ HEATMAP_LABEL = "return document.querySelector('#sf-classifier .sf-heatmap').get
 
 def test_a_model_that_reads_in_windows_reads_the_whole_review(
         browser: Any, site: str, windows_model: dict) -> None:  # noqa: F811
-    """The served model, its framing set to "windows": a review of about 700 tokens is read in 3
+    """The served model, read in "windows" as it was trained: a review of about 700 tokens is read in 3
     windows, one batch; P(positive) is ONNX Runtime's in Python on the same windows, combined
     as the package combines them (within 1e-4), and so is every token's contribution; the box
     says how it read the review, marks where each window begins and offers a window control for
@@ -981,8 +1004,7 @@ def test_the_boxes_work_on_the_chinese_pages(browser: Any, site: str, html_dir: 
     framing = json.loads((SERVED / "imdb" / "tokenizer.json").read_text())["framing"]
     load_boxes(browser, site, "zh/book/11_training.html")
     for review in REVIEWS:
-        ids = encode_review(review, framing["max_len"], framing["truncation"])
-        assert type_review(browser, review) == ids
+        ids = one_frame(browser, review, framing)
         probabilities = classifier.run(["probabilities"], {"ids": torch.tensor([ids]).numpy()})[0]
         seen = float(browser.execute_script(VERDICT))
         assert abs(seen - probabilities[0, 1]) < 1e-3, (review, seen, probabilities)
