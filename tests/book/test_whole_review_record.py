@@ -76,7 +76,7 @@ def test_counting_is_the_recorded_baselines(record: dict) -> None:
 
 def test_the_page_figures_and_table(record: dict, tmp_path: Path) -> None:
     figures = whole_review_figures()
-    assert figures["whole_seeds"] == "5" and figures["bag_accuracy"] == "88.51%"
+    assert figures["whole_seeds"] == "5" and figures["whole_bag_accuracy"] == "88.51%"
     assert figures["best_mean"] == f"{100 * record['best_transformer_test_accuracy']['mean']:.2f}%"
     rows = whole_review_table().data.strip().splitlines()
     assert len(rows) == 2 + len(CANDIDATES) + 2  # header, rule, candidates, two baselines

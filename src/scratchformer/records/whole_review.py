@@ -124,5 +124,5 @@ def whole_review_figures(path: Path | None = None) -> dict[str, str]:
                           f"{100 * best['interval_95'][1]:.2f}%"),
         "best_minus_bag": interval_text({**bag["difference"], **{
             k: 100 * bag["difference"][k] for k in ("mean", "low", "high")}}),
-        "bag_accuracy": f"{100 * bag['accuracy']:.2f}%",
+        "whole_bag_accuracy": f"{100 * bag['accuracy']:.2f}%",
     }
