@@ -40,22 +40,14 @@ import json
 import tempfile
 
 import numpy as np
-import onnxruntime as ort
 
 from scratchformer.data.imdb import load_imdb
 from scratchformer.data.review_cache import review_tokens
 from scratchformer.io.files import write_atomically
 from scratchformer.web.export import export_web
 
-from onnx_reviews import onnx_reviews
+from onnx_reviews import one_thread_session, onnx_reviews
 from shown_command import tool_command
-
-
-def session_of(model: Path) -> ort.InferenceSession:
-    """ONNX Runtime on one CPU thread, as the measurement was made."""
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
 
 
 def main(args: argparse.Namespace, argv: list[str]) -> int:
@@ -70,7 +62,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
             record = json.loads((Path(work) / name / "tokenizer.json").read_text())
             framing = record["framing"]
             positive, contributions = onnx_reviews(
-                session_of(Path(work) / name / "model.onnx"), tokens, framing)
+                one_thread_session(Path(work) / name / "model.onnx"), tokens, framing)
             exports[name] = {"manifest": manifest, "positive": positive,
                              "contributions": contributions,
                              "truncation": framing["truncation"]}

@@ -62,6 +62,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
 if __name__ == "__main__":  # bad arguments are refused here, before torch is imported (seconds)
     ARGUMENTS = parse()
 
+import importlib.util
 import json
 import math
 import platform
@@ -83,7 +84,7 @@ from scratchformer.runs.checkpoint import load_checkpoint, read_checkpoint
 from scratchformer.runs.hardware import hardware_info, one_minute_load, timing_load
 from scratchformer.train.classify import load_classifier
 
-from onnx_reviews import onnx_reviews
+from onnx_reviews import one_thread_session, onnx_reviews
 from script_arguments import refuse
 from shown_command import tool_command
 
@@ -159,15 +160,10 @@ def onnx_check(texts: list[str], probabilities: list[float], max_len: int,
                truncation: str) -> dict:
     """The page's ONNX file on `texts`, framed as `classify` frames them: the largest
     difference from PyTorch's P(positive) and the verdicts that differ, or why not checked."""
-    try:
-        import numpy as np
-        import onnxruntime as ort
-    except ImportError:
+    if importlib.util.find_spec("onnxruntime") is None:
         return {"checked": False, "why": "onnxruntime is not installed"}
     model = MANIFEST.parent / "model.onnx"
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+    session = one_thread_session(model)
     framing = json.loads((MANIFEST.parent / "tokenizer.json").read_text())["framing"]
     if (framing["max_len"], framing["truncation"]) != (max_len, truncation):
         return {"checked": False, "why": "the page's model frames reviews otherwise"}

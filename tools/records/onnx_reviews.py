@@ -10,11 +10,21 @@ the contributions (the attention is not read), and classifiers of more than two 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
 from scratchformer.data.framing import SpecialIds, frame_tokens
 from scratchformer.data.review_windows import review_windows
+
+
+def one_thread_session(model: Path):
+    """ONNX Runtime on `model`, one CPU thread (as the records' measurements were made)."""
+    import onnxruntime as ort  # optional: only the scripts that run an export need it
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    return ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
 
 
 def framed_rows(tokens: Sequence[int], framing: dict) -> list[list[int]]:
