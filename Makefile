@@ -94,8 +94,10 @@ linkcheck: export mathjax
 	$(JUPYTER_BOOK) --builder custom --custom-builder linkcheck .
 	@echo "Report: _build/linkcheck/output.txt"
 
+# In TEST_WORKERS processes: one builds the book and runs the tests that read it (the xdist group
+# "book", tests/conftest.py) while the others run the rest; the slowest tests are listed last.
 test: check mathjax browser
-	$(BIN)/python -m pytest -q -ra -m "not timing"
+	$(BIN)/python -m pytest -q -ra -m "not timing" -n $(TEST_WORKERS) --dist loadgroup --durations=15
 
 # On a quiet machine of the recorded kind: do the speed-ups the book quotes still hold here? A
 # timing depends on the processor and on what else runs, so `make test` (and CI) leaves it out.

@@ -31,11 +31,18 @@ for folder in ("book", "package/models", "runs"):
         sys.path.insert(0, str(ROOT / "tests" / folder))
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups from the markers
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """A test that needs the built book is a `book` test, so `-m "not book"` (make test-fast) skips it."""
+    """A test that needs the built book is a `book` test, so `-m "not book"` (make test-fast) skips it.
+
+    Every `book` test is also in one xdist group: under `--dist loadgroup` (make test) a single
+    process builds the book once and runs the tests that read it, while the other processes run
+    the rest; two processes building into one `_build/` would spoil each other's output."""
     for item in items:
         if "html_dir" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.book)
+        if item.get_closest_marker("book"):
+            item.add_marker(pytest.mark.xdist_group("book"))
 
 
 @pytest.hookimpl(hookwrapper=True)
