@@ -10,10 +10,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from scratchformer.cli.commands import main
+from scratchformer.data.framing import clean_review
+from scratchformer.data.imdb import load_imdb
+from scratchformer.data.windows import END_OF_TEXT, SENTIMENT_TOKENS, special_ids
 from scratchformer.io.fingerprint import file_sha256
 from scratchformer.runs.folders import command_record
+from scratchformer.tokenize.bpe import BPETokenizer
+from scratchformer.train.gpt import load_gpt
+from scratchformer.web.export import export_web
 
 from conftest import ROOT
 from test_failures import tiny
@@ -55,24 +62,44 @@ def test_electra_losses_refuses_a_masked_lm_run(tmp_path: Path, toy_dir: Path) -
     assert not (tmp_path / "out.json").exists()
 
 
-def test_sentiment_token_pairs_each_review_with_its_flipped_token(tmp_path: Path,
-                                                                  toy_dir: Path) -> None:
-    run = tmp_path / "gpt"
+@pytest.mark.slow  # a tiny GPT's training and web export
+def test_sentiment_token_scores_the_web_export_as_training_framed_reviews(tmp_path: Path,
+                                                                          toy_dir: Path) -> None:
+    """The served export scored step by step in ONNX Runtime gives the gap that the PyTorch
+    model gives on the whole framed review: `<|endoftext|>`, the sentiment token, the text."""
+    run, web = tmp_path / "gpt", tmp_path / "web"
     assert main(tiny_run_arguments(toy_dir, run, tmp_path / "cache")) == 0
+    export_web(run, web)
     record = tmp_path / "pairs.json"
     subprocess.run([sys.executable, str(TOOLS / "ch12_sentiment_token.py"), "--data", str(toy_dir),
-                    "--run", str(run), "--reviews", "6", "--record", str(record)],
+                    "--model", str(web), "--reviews", "6", "--record", str(record)],
                    check=True, capture_output=True)
     recorded = json.loads(record.read_text())
     assert recorded["checkpoint_sha256"] == file_sha256(run / "best.pt")
+    assert recorded["model_onnx_sha256"] == file_sha256(web / "model.onnx")
     gaps = recorded["flipped_minus_true_nats_per_token"]
     assert recorded["reviews"] == len(gaps) == len(recorded["text_tokens"]) == 6
     assert len(set(recorded["review_indices"])) == 6 and np.isfinite(gaps).all()
     assert any(gap != 0 for gap in gaps), "the two tokens lead to different scores"
-    context = json.loads((run / "results.json").read_text())["model_config"]["context_length"]
-    assert max(recorded["text_tokens"]) <= context - 1
+    model, tokenizer = load_gpt(run), BPETokenizer.load(run / "tokenizer.json")
+    context = model.config.context_length
+    assert max(recorded["text_tokens"]) <= context - 2
+    ids = special_ids(tokenizer)
+    test = load_imdb(toy_dir)["test"]
+    for number, index in enumerate(recorded["review_indices"][:2]):  # by hand, in PyTorch
+        text_ids = tokenizer.encode(clean_review(test.texts[index]))[: context - 2]
+        assert recorded["text_tokens"][number] == len(text_ids)
+        mean_loss = {}
+        for label in (0, 1):
+            framed = torch.tensor([[ids[END_OF_TEXT], ids[SENTIMENT_TOKENS[label]], *text_ids]])
+            with torch.no_grad():
+                log_probs = model.eval()(framed[:, :-1]).log_softmax(-1)  # (1, T - 1, V)
+            text_log_probs = log_probs[0, 1:].gather(-1, framed[0, 2:, None])  # the text's
+            mean_loss[label] = -text_log_probs.mean().item()
+        true = test.labels[index]
+        assert gaps[number] == pytest.approx(mean_loss[1 - true] - mean_loss[true], abs=1e-5)
     too_many = subprocess.run([sys.executable, str(TOOLS / "ch12_sentiment_token.py"), "--data",
-                               str(toy_dir), "--run", str(run), "--reviews", "41", "--record",
+                               str(toy_dir), "--model", str(web), "--reviews", "41", "--record",
                                str(tmp_path / "more.json")], capture_output=True, text=True)
     assert too_many.returncode == 2 and not (tmp_path / "more.json").exists()
     assert too_many.stderr.splitlines() == [  # not silently fewer reviews than asked for

@@ -42,9 +42,10 @@ ABSENT_DEVICE = ("cuda:99", "this machine has") if CUDA else ("cuda", "no CUDA d
 # script -> rows of (arguments, what the one error line must say). Placeholders name the
 # world's paths: {data} an empty folder standing for IMDB, {gpt}/{imdb}/{mlm}/{electra} stand-in
 # runs, {runs} the folder holding those four, {transfer} a folder of `ch13_gpt_transfer.py
-# run` results, {empty} an empty folder, {file} a text file, {missing} a path that does not
-# exist, {out} a record that may be written, {dir} a folder where a file is expected,
-# {readonly} a file in a folder that takes no new files (/proc, even for root).
+# run` results, {webimdb} a stand-in web export of a classifier, {empty} an empty folder,
+# {file} a text file, {missing} a path that does not exist, {out} a record that may be
+# written, {dir} a folder where a file is expected, {readonly} a file in a folder that takes
+# no new files (/proc, even for root).
 BAD_ARGUMENTS: dict[str, list[tuple[str, str]]] = {
     "benchmarks/attention.py": [
         ("--batch 0", "argument --batch: must be at least 1, got 0"),
@@ -164,11 +165,13 @@ BAD_ARGUMENTS: dict[str, list[tuple[str, str]]] = {
         ("--data {data} --cache {world}/cache --record {out}", "required: --run"),
     ],
     "tools/records/ch12_sentiment_token.py": [
-        ("--data {data} --run {gpt} --reviews 0 --record {out}", "argument --reviews: must be at least 1, got 0"),
-        ("--data {data} --run {gpt} --reviews -5 --record {out}", "argument --reviews: must be at least 1, got -5"),
-        ("--data {data} --run {imdb} --record {out}", "is a train-imdb run, not a train-gpt run"),
-        ("--data {data} --run {missing} --record {out}", "argument --run: {missing} does not exist"),
-        ("--data {data} --run {gpt} --record {dir}", "argument --record: {dir} is a folder"),
+        ("--reviews 0 --data {data} --model {gpt} --record {out}", "argument --reviews: must be at least 1, got 0"),
+        ("--reviews -5 --data {data} --model {gpt} --record {out}", "argument --reviews: must be at least 1, got -5"),
+        ("--data {data} --model {gpt} --record {out}", "holds no manifest.json, model.onnx: not a web export"),
+        ("--data {data} --model {webimdb} --record {out}", "is the web export of a classifier, not of a GPT"),
+        ("--data {data} --model {missing} --record {out}", "argument --model: {missing} does not exist"),
+        ("--record {dir} --data {data} --model {gpt}", "argument --record: {dir} is a folder"),
+        ("--data {data} --record {out}", "required: --model"),
     ],
     "tools/records/ch13_electra_losses.py": [
         ("--run {mlm} --record {out}", "is a mlm run, not an ELECTRA run"),
@@ -241,10 +244,15 @@ def make_world(folder: Path) -> dict[str, str]:
     for name in ("data", "empty", "transfer", "cwd"):
         (folder / name).mkdir()
     (folder / "transfer" / "pretrained_100_s0.json").write_text("{}")
+    (folder / "webimdb").mkdir()  # a classifier's web export: its manifest, empty model files
+    (folder / "webimdb" / "manifest.json").write_text(json.dumps({"kind": "classifier"}))
+    for file in ("model.onnx", "tokenizer.json"):
+        (folder / "webimdb" / file).write_bytes(b"")
     (folder / "notes.txt").write_text("not a folder\n")
     return {"world": str(folder), "runs": str(runs), **{name: str(runs / name) for name in made},
             "data": str(folder / "data"), "empty": str(folder / "empty"),
-            "transfer": str(folder / "transfer"), "file": str(folder / "notes.txt"),
+            "transfer": str(folder / "transfer"), "webimdb": str(folder / "webimdb"),
+            "file": str(folder / "notes.txt"),
             "missing": str(folder / "missing"), "out": str(folder / "record.json"),
             "dir": str(folder / "data"), "readonly": "/proc/record.json"}
 
