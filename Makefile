@@ -95,9 +95,15 @@ linkcheck: export mathjax
 	@echo "Report: _build/linkcheck/output.txt"
 
 # In TEST_WORKERS processes: one builds the book and runs the tests that read it (the xdist group
-# "book", tests/conftest.py) while the others run the rest; the slowest tests are listed last.
+# "book", tests/conftest.py) while the others run the rest. Then, alone on the machine, the
+# browser tests, which time the pages' boxes (the book is built by then: its cache is warm).
+# Both passes run; the slowest tests of each are listed.
 test: check mathjax browser
-	$(BIN)/python -m pytest -q -ra -m "not timing" -n $(TEST_WORKERS) --dist loadgroup --durations=15
+	@status=0; \
+	$(BIN)/python -m pytest -q -ra -m "not timing and not browser" -n $(TEST_WORKERS) \
+		--dist loadgroup --durations=15 || status=1; \
+	$(BIN)/python -m pytest -q -ra -m "browser and not timing" --durations=5 || status=1; \
+	exit $$status
 
 # On a quiet machine of the recorded kind: do the speed-ups the book quotes still hold here? A
 # timing depends on the processor and on what else runs, so `make test` (and CI) leaves it out.

@@ -37,12 +37,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
     Every `book` test is also in one xdist group: under `--dist loadgroup` (make test) a single
     process builds the book once and runs the tests that read it, while the other processes run
-    the rest; two processes building into one `_build/` would spoil each other's output."""
+    the rest; two processes building into one `_build/` would spoil each other's output. The
+    tests under tests/browser/ are `browser` tests: they time the pages' boxes in Chromium, so
+    `make test` runs them last, alone on the machine."""
     for item in items:
         if "html_dir" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.book)
         if item.get_closest_marker("book"):
             item.add_marker(pytest.mark.xdist_group("book"))
+        if Path(str(item.fspath)).parent.name == "browser":
+            item.add_marker(pytest.mark.browser)
 
 
 @pytest.hookimpl(hookwrapper=True)
