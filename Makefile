@@ -94,14 +94,18 @@ linkcheck: export mathjax
 	$(JUPYTER_BOOK) --builder custom --custom-builder linkcheck .
 	@echo "Report: _build/linkcheck/output.txt"
 
-# In TEST_WORKERS processes: one builds the book and runs the tests that read it (the xdist group
-# "book", tests/conftest.py) while the others run the rest. Then, alone on the machine, the
-# browser tests, which time the pages' boxes (the book is built by then: its cache is warm).
-# Both passes run; the slowest tests of each are listed.
+# Two pytest processes side by side: one builds the book and runs the tests that read it (its
+# report is printed when both have finished), the other runs the rest. Then, alone on the
+# machine, the browser tests, which time the pages' boxes (the book's cache is warm by then).
+# Every pass runs; `make test` fails if any did. Each lists its slowest tests.
 test: check mathjax browser
-	@status=0; \
-	$(BIN)/python -m pytest -q -ra -m "not timing and not browser" -n $(TEST_WORKERS) \
-		--dist loadgroup --durations=15 || status=1; \
+	@status=0; book_log=$$(mktemp); \
+	echo "make test: the book is built and its tests run beside the other tests"; \
+	$(BIN)/python -m pytest -q -ra -p no:cacheprovider -m "book and not browser and not timing" \
+		--durations=10 >"$$book_log" 2>&1 & book=$$!; \
+	$(BIN)/python -m pytest -q -ra -m "not book and not timing" --durations=10 || status=1; \
+	wait $$book || status=1; \
+	echo "make test: the book and the tests that read it"; cat "$$book_log"; rm -f "$$book_log"; \
 	$(BIN)/python -m pytest -q -ra -m "browser and not timing" --durations=5 || status=1; \
 	exit $$status
 

@@ -31,20 +31,16 @@ for folder in ("book", "package/models", "runs"):
         sys.path.insert(0, str(ROOT / "tests" / folder))
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups from the markers
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A test that needs the built book is a `book` test, so `-m "not book"` (make test-fast) skips it.
 
-    Every `book` test is also in one xdist group: under `--dist loadgroup` (make test) a single
-    process builds the book once and runs the tests that read it, while the other processes run
-    the rest; two processes building into one `_build/` would spoil each other's output. The
-    tests under tests/browser/ are `browser` tests: they time the pages' boxes in Chromium, so
-    `make test` runs them last, alone on the machine."""
+    `make test` runs the `book` tests in one pytest process (it builds the book once; two
+    processes building into one `_build/` would spoil each other's output) beside a second
+    process for the rest. The tests under tests/browser/ are also `browser` tests: they time
+    the pages' boxes in Chromium, so `make test` runs them last, alone on the machine."""
     for item in items:
         if "html_dir" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.book)
-        if item.get_closest_marker("book"):
-            item.add_marker(pytest.mark.xdist_group("book"))
         if Path(str(item.fspath)).parent.name == "browser":
             item.add_marker(pytest.mark.browser)
 
