@@ -41,7 +41,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "html_dir" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.book)
-        if Path(str(item.fspath)).parent.name == "browser":
+        if item.path.parent.name == "browser":
             item.add_marker(pytest.mark.browser)
 
 
