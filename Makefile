@@ -2,6 +2,8 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+# pytest-xdist processes for the tests that do not build the book (make test, test-fast, prepare).
+TEST_WORKERS ?= 2
 # CI and these targets install the CPU build of torch pinned in constraints.txt.
 PIP_INSTALL := $(BIN)/pip install --disable-pip-version-check -q -c constraints.txt
 BROWSER_PACKAGES := chromium chromium-driver fonts-wqy-microhei
@@ -94,16 +96,18 @@ linkcheck: export mathjax
 	$(JUPYTER_BOOK) --builder custom --custom-builder linkcheck .
 	@echo "Report: _build/linkcheck/output.txt"
 
-# Two pytest processes side by side: one builds the book and runs the tests that read it (its
-# report is printed when both have finished), the other runs the rest. Then, alone on the
-# machine, the browser tests, which time the pages' boxes (the book's cache is warm by then).
-# Every pass runs; `make test` fails if any did. Each lists its slowest tests.
+# Side by side: one pytest process builds the book and runs the tests that read it (its report
+# is printed when both have finished), while TEST_WORKERS processes (pytest-xdist) share the
+# rest. Then, alone on the machine, the browser tests, which time the pages' boxes (the book's
+# cache is warm by then). Every pass runs; `make test` fails if any did. Each lists its
+# slowest tests.
 test: check mathjax browser
 	@status=0; book_log=$$(mktemp); \
 	echo "make test: the book is built and its tests run beside the other tests"; \
 	$(BIN)/python -m pytest -q -ra -p no:cacheprovider -m "book and not browser and not timing" \
 		--durations=10 >"$$book_log" 2>&1 & book=$$!; \
-	$(BIN)/python -m pytest -q -ra -m "not book and not timing" --durations=10 || status=1; \
+	$(BIN)/python -m pytest -q -ra -m "not book and not timing" -n $(TEST_WORKERS) \
+		--durations=10 || status=1; \
 	wait $$book || status=1; \
 	echo "make test: the book and the tests that read it"; cat "$$book_log"; rm -f "$$book_log"; \
 	$(BIN)/python -m pytest -q -ra -m "browser and not timing" --durations=5 || status=1; \
@@ -118,7 +122,6 @@ timings: venv
 # (an exhaustive Unicode scan, interrupted training runs, a wheel in a fresh venv, notebook round
 # trips), which `make test` runs; in TEST_WORKERS processes (pytest-xdist). About 5 minutes of
 # CPU, so about 2½ minutes on two idle cores (see README, "Timings"); it prints its wall time.
-TEST_WORKERS ?= 2
 test-fast: check
 	@start=$$(date +%s); \
 	$(BIN)/python -m pytest -q -ra -m "not book and not slow and not timing" -n $(TEST_WORKERS); status=$$?; \
