@@ -98,15 +98,16 @@ linkcheck: export mathjax
 
 # Side by side: one pytest process builds the book and runs the tests that read it (its report
 # is printed when both have finished), while TEST_WORKERS processes (pytest-xdist) share the
-# rest. Then, alone on the machine, the browser tests, which time the pages' boxes (the book's
-# cache is warm by then). Every pass runs; `make test` fails if any did. Each lists its
-# slowest tests.
+# rest, niced: a cold build runs its chapters one at a time, one core's work that takes longer
+# than all the other tests together, so they yield to it and use what it leaves. Then, alone
+# on the machine, the browser tests, which time the pages' boxes (the book's cache is warm by
+# then). Every pass runs; `make test` fails if any did. Each lists its slowest tests.
 test: check mathjax browser
 	@status=0; book_log=$$(mktemp); \
 	echo "make test: the book is built and its tests run beside the other tests"; \
 	$(BIN)/python -m pytest -q -ra -p no:cacheprovider -m "book and not browser and not timing" \
 		--durations=10 >"$$book_log" 2>&1 & book=$$!; \
-	$(BIN)/python -m pytest -q -ra -m "not book and not timing" -n $(TEST_WORKERS) \
+	nice -n 10 $(BIN)/python -m pytest -q -ra -m "not book and not timing" -n $(TEST_WORKERS) \
 		--durations=10 || status=1; \
 	wait $$book || status=1; \
 	echo "make test: the book and the tests that read it"; cat "$$book_log"; rm -f "$$book_log"; \
