@@ -35,8 +35,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A test that needs the built book is a `book` test, so `-m "not book"` (make test-fast) skips it.
 
     `make test` runs the `book` tests in one pytest process (it builds the book once; two
-    processes building into one `_build/` would spoil each other's output) beside a second
-    process for the rest. The tests under tests/browser/ are also `browser` tests: they time
+    processes building into one `_build/` would spoil each other's output) beside
+    TEST_WORKERS pytest-xdist processes for the rest. The tests under tests/browser/ are also `browser` tests: they time
     the pages' boxes in Chromium, so `make test` runs them last, alone on the machine."""
     for item in items:
         if "html_dir" in getattr(item, "fixturenames", ()):
