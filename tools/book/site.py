@@ -220,6 +220,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_config_value("book_site_notebooks_dir", "_notebooks", "html")
     app.add_config_value("book_site_pages_branch", "gh-pages", "html")
     app.add_config_value("book_site_install_ref", "main", "html")
+    app.setup_extension("book.parallel")  # the chapters the cache lacks run side by side
     app.setup_extension("book.rebuild")  # re-read pages whose source moved or whose cells failed
     app.setup_extension("book.i18n")  # the translated editions: glue, links between editions
     app.setup_extension("book.weight")  # lighter pages: code markup, lazy figures, MathJax's parts
