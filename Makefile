@@ -78,6 +78,8 @@ prepare: venv
 # A warm build re-executes the chapters whose cells changed; a change under src/scratchformer/
 # (any exported cell), book/results/ or the IMDB data re-executes all of them (4-8 minutes).
 # A failing chapter does not stop the build: every one is listed, then the build fails.
+# The chapters to run are run BOOK_JOBS at a time (default 2) before Sphinx reads them
+# (tools/book/parallel.py); BOOK_JOBS=1 runs them one by one as each page is read.
 # Then the Chinese edition, into _build/html/zh/: the same pages with the translations in
 # locales/zh_CN/, their outputs from the cache the English build filled (nothing runs twice).
 book: export mathjax

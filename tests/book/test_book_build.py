@@ -8,6 +8,7 @@ minutes, but it is still a book build: `make test` runs these, `make test-fast` 
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import subprocess
@@ -18,6 +19,9 @@ import pytest
 import yaml
 
 from conftest import ROOT, book_environment
+
+sys.path.insert(0, str(ROOT / "tools"))
+from book.parallel import execution_jobs  # noqa: E402
 from test_export import FRONT as CHAPTER_FRONT
 
 pytestmark = pytest.mark.book
@@ -45,7 +49,8 @@ def scratch_book(tmp_path: Path, exclude_notebooks: bool = True) -> Path:
         "exclude_patterns": excluded,
         "execute": config["execute"],
         "sphinx": {
-            "local_extensions": {"book.rebuild": str(ROOT / "tools")},
+            "local_extensions": {"book.rebuild": str(ROOT / "tools"),
+                                 "book.parallel": str(ROOT / "tools")},
             "config": {key: value for key, value in config["sphinx"]["config"].items()
                        if key.startswith("nb_execution")},
         },
@@ -62,10 +67,11 @@ def scratch_book(tmp_path: Path, exclude_notebooks: bool = True) -> Path:
     return root
 
 
-def build(root: Path) -> subprocess.CompletedProcess:
+def build(root: Path, **environ: str) -> subprocess.CompletedProcess:
     jupyter_book = Path(sys.executable).with_name("jupyter-book")
     return subprocess.run([str(jupyter_book), "build", *build_flags(), str(root)],
-                          capture_output=True, text=True, cwd=root, env=book_environment())
+                          capture_output=True, text=True, cwd=root,
+                          env={**book_environment(), **environ})
 
 
 def html(root: Path, name: str) -> str:
@@ -125,3 +131,56 @@ def test_a_failing_chapter_fails_even_a_build_without_warnings_as_errors(tmp_pat
                             env=book_environment())
     assert result.returncode != 0, (result.stdout + result.stderr)[-3000:]
     assert "cells failed to run in 1 page: book/second.md" in result.stdout + result.stderr
+
+
+SPANS = "spans.txt"  # each scratch page appends when its cell started and ended
+
+
+def timed_page(name: str, seconds: float) -> str:
+    return page(name.title(), (
+        "import os, time\n"
+        "started = time.time()\n"
+        f"time.sleep({seconds})\n"
+        f"print('{name} page runs')\n"
+        f"with open({SPANS!r}, 'a') as spans:\n"
+        f"    spans.write(f'{name} {{started}} {{time.time()}} {{os.getpid()}}\\n')"))
+
+
+def test_chapters_the_cache_lacks_run_two_at_a_time_then_come_from_the_cache(
+        tmp_path: Path) -> None:
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("one core: BOOK_JOBS is capped at the machine's cores")
+    root = scratch_book(tmp_path)
+    for name in ("first", "second", "third"):
+        (root / "book" / f"{name}.md").write_text(timed_page(name, 3))
+    result = build(root, BOOK_JOBS="2")
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-6000:]
+    assert "executing 3 pages, 2 at a time: book/first, book/second, book/third" in output
+    # Each page ran once, before Sphinx read it; reading took its outputs from the cache.
+    assert "Executing notebook" not in output, output[-6000:]
+    assert output.count("Using cached notebook") == 3, output[-6000:]
+    spans = {name: (float(start), float(end), pid) for name, start, end, pid in
+             (line.split() for line in (root / "book" / SPANS).read_text().splitlines())}
+    assert sorted(spans) == ["first", "second", "third"]
+    first, second = spans["first"], spans["second"]
+    assert first[2] != second[2] and first[0] < second[1] and second[0] < first[1], spans
+    for name in spans:
+        assert f"{name} page runs" in html(root, name)
+
+
+def test_one_job_leaves_execution_to_the_pages_reading(tmp_path: Path) -> None:
+    root = scratch_book(tmp_path)
+    result = build(root, BOOK_JOBS="1")
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-6000:]
+    assert "at a time" not in output and output.count("Executing notebook") == 3, output[-6000:]
+    assert "second page runs" in html(root, "second")
+
+
+def test_a_bad_book_jobs_is_named() -> None:
+    assert execution_jobs({}) == min(2, os.cpu_count() or 1)
+    assert execution_jobs({"BOOK_JOBS": "64"}) == os.cpu_count()
+    for bad in ("two", "0", "-1"):
+        with pytest.raises(ValueError, match="BOOK_JOBS"):
+            execution_jobs({"BOOK_JOBS": bad})

@@ -13,7 +13,8 @@
 - `where`: the chapter line a generated line comes from;
 - `run`: execute one chapter against the current package;
 - `scaffold`: a new chapter that passes every check;
-- `site`, `rebuild`, `reference`, `notebooks`: the Sphinx extensions and what they publish.
+- `site`, `rebuild`, `parallel`, `reference`, `notebooks`: the Sphinx extensions and what they
+  publish (`parallel`: the chapters a build must run, `BOOK_JOBS` at a time).
 
 The names below are the ones other code uses (the tests, the Sphinx extensions).
 """
