@@ -76,7 +76,7 @@ prepare: venv
 	TEST_WORKERS=$(TEST_WORKERS) $(BIN)/python tools/export.py --prepare
 
 # A warm build re-executes the chapters whose cells changed; a change under src/scratchformer/
-# (any exported cell), book/results/ or the IMDB data re-executes all of them (4-8 minutes).
+# (any exported cell), book/results/ or the IMDB data re-executes all of them (3½-6½ minutes).
 # A failing chapter does not stop the build: every one is listed, then the build fails.
 # The chapters to run are run BOOK_JOBS at a time (default 2) before Sphinx reads them
 # (tools/book/parallel.py); BOOK_JOBS=1 runs them one by one as each page is read.
@@ -100,8 +100,8 @@ linkcheck: export mathjax
 
 # Side by side: one pytest process builds the book and runs the tests that read it (its report
 # is printed when both have finished), while TEST_WORKERS processes (pytest-xdist) share the
-# rest, niced: a cold build runs its chapters one at a time, one core's work that takes longer
-# than all the other tests together, so they yield to it and use what it leaves. Then, alone
+# rest, niced: a cold build, which runs its chapters BOOK_JOBS at a time, is the longest path
+# of the pass, so they yield to it and use what it leaves. Then, alone
 # on the machine, the browser tests, which time the pages' boxes (the book's cache is warm by
 # then). Every pass runs; `make test` fails if any did. Each lists its slowest tests.
 test: check mathjax browser
