@@ -184,3 +184,22 @@ def test_a_bad_book_jobs_is_named() -> None:
     for bad in ("two", "0", "-1"):
         with pytest.raises(ValueError, match="BOOK_JOBS"):
             execution_jobs({"BOOK_JOBS": bad})
+
+
+def test_a_worker_that_dies_leaves_its_pages_to_the_build(tmp_path: Path) -> None:
+    if not Path("/proc/self/cmdline").exists() or (os.cpu_count() or 1) < 2:
+        pytest.skip("needs Linux's /proc and two cores")
+    root = scratch_book(tmp_path)
+    # Kills the process that started its kernel when that is a worker of tools/book/parallel.py
+    # (a multiprocessing child), not when it is the build itself.
+    (root / "book" / "second.md").write_text(page("Second", (
+        "import os, signal\n"
+        "parent = open(f'/proc/{os.getppid()}/cmdline', 'rb').read()\n"
+        "if b'multiprocessing' in parent:\n"
+        "    os.kill(os.getppid(), signal.SIGKILL)\n"
+        "print('second page runs')")))
+    result = build(root, BOOK_JOBS="2")
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-6000:]
+    assert re.search(r"book/\w+ failed here \(BrokenProcessPool", output), output[-6000:]
+    assert "second page runs" in html(root, "second")

@@ -111,7 +111,10 @@ def execute_ahead(app: Sphinx, env: Any, docnames: list[str]) -> None:
             for docname, path, notebook, read_fmt in pending}
         for future in as_completed(futures):
             docname, path, read_fmt = futures[future]
-            notebook, seconds, failure = future.result()
+            try:
+                notebook, seconds, failure = future.result()
+            except Exception as err:  # the worker itself died (memory, say)
+                notebook, seconds, failure = None, 0.0, f"{type(err).__name__}: {err}"
             if failure is not None:
                 logger.info(f"{docname} failed here ({failure}) after {seconds:.0f} s: "
                             "it runs again as the page is read, which reports why")
