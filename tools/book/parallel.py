@@ -16,10 +16,10 @@ its traceback (a failing chapter costs its time twice); kernel name aliases
 from __future__ import annotations
 
 import multiprocessing
-from collections.abc import Mapping
-from contextlib import nullcontext
 import os
 import time
+from collections.abc import Mapping
+from contextlib import nullcontext
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from tempfile import TemporaryDirectory
@@ -63,7 +63,7 @@ def run_notebook(notebook: Any, cwd: str | None, timeout: int | None,
     return result.nb, result.time, failure
 
 
-def uncached_notebooks(app: Sphinx, env: Any, docnames: list[str], cache: Any) -> list[tuple]:
+def uncached_notebooks(env: Any, docnames: list[str], cache: Any) -> list[tuple]:
     """`(docname, path, notebook, read format)` of each page to read whose cells the cache lacks,
     read as MyST-NB reads it."""
     from myst_nb.core.read import create_nb_reader
@@ -96,7 +96,7 @@ def execute_ahead(app: Sphinx, env: Any, docnames: list[str]) -> None:
     from jupyter_cache.cache.db import NbProjectRecord
 
     cache = get_cache(config.execution_cache_path or ".jupyter_cache")
-    pending = uncached_notebooks(app, env, docnames, cache)
+    pending = uncached_notebooks(env, docnames, cache)
     if len(pending) < 2:
         return  # nothing to run side by side
     logger.info(f"executing {len(pending)} pages, {jobs} at a time: "
