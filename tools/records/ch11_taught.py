@@ -1,0 +1,203 @@
+"""One run of chapter 11's whole-review classifier taught by a teacher on unlabelled reviews.
+
+The teacher labels IMDB's unlabelled reviews (every text that is also in train or test
+removed): `nbsvm` is NBSVM with the settings `book/results/imdb_baselines.json` chose on
+validation, fitted on this run's fit split; `transformer` is a whole-review checkpoint
+(`--teacher-checkpoint`, a `train-imdb` run on the same fit split). The classifier (the
+`cpu` preset read in windows, fp32, 32 reviews a batch, as the whole-review runs) then trains
+on the fit split plus the labelled unlabelled reviews for one epoch, validated four times on
+the run's validation slice; the weights of the best validation are kept (`<out>.pt`) and, with
+`--test`, tested once. `<out>` records the command, each validation, the minutes to the
+trained model (teacher, labelling and tokenizing included) and the test.
+
+    python tools/records/ch11_taught.py --data $IMDB_DIR --cache runs/cache \
+        --teacher nbsvm --seed 0 --test --out runs/taught/nbsvm_seed0.json
+
+What it deliberately does not handle: resuming, several processes, a GPU, and soft labels
+(each unlabelled review gets the teacher's verdict, not its probability).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from script_arguments import (existing_file, existing_folder, output_file, positive_int,
+                              seed_int)
+
+ROOT = Path(__file__).resolve().parents[2]
+TEACHERS = ("nbsvm", "transformer")
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, checked before torch is imported."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", type=existing_folder, required=True,
+                        help="IMDB's files: train, test and unsup")
+    parser.add_argument("--cache", type=Path, required=True, help="the token cache")
+    parser.add_argument("--teacher", choices=TEACHERS, required=True)
+    parser.add_argument("--teacher-checkpoint", type=existing_file,
+                        help="with --teacher transformer: its best.pt")
+    parser.add_argument("--seed", type=seed_int, default=0)
+    parser.add_argument("--test", action="store_true", help="test the kept weights once")
+    parser.add_argument("--limit-unlabelled", type=positive_int, default=None,
+                        help="label only the first N unlabelled reviews (a quick try)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a setting of the preset (epochs=1 by default)")
+    parser.add_argument("--out", type=output_file, required=True, help="the run's JSON")
+    args = parser.parse_args(argv)
+    if (args.teacher == "transformer") != (args.teacher_checkpoint is not None):
+        parser.error("--teacher-checkpoint goes with --teacher transformer, and only there")
+    return args
+
+
+if __name__ == "__main__":  # bad arguments are refused here, before torch is imported
+    ARGUMENTS = parse()
+
+import json
+import time
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from scratchformer.data.batches import ReviewLoader, WindowedReviews
+from scratchformer.data.imdb import ReviewSplit, load_imdb, load_unlabeled
+from scratchformer.data.review_cache import review_tokens
+from scratchformer.data.review_windows import review_windows
+from scratchformer.io.files import write_atomically
+from scratchformer.measure.baselines import fit_nbsvm
+from scratchformer.measure.evaluation import evaluate, logits_of
+from scratchformer.models.bert import BertConfig, BertForSequenceClassification
+from scratchformer.runs.checkpoint import load_checkpoint, save_checkpoint
+from scratchformer.train.engine import TrainConfig
+from scratchformer.train.loop import (evaluation_steps, lr_multiplier, make_optimizer,
+                                      training_step)
+from scratchformer.train.presets import apply_overrides, preset
+
+from shown_command import tool_command
+
+WHOLE_REVIEW = ["truncation=windows", "precision=fp32", "impl=sdpa", "batch_size=32",
+                "epochs=1"]  # the whole-review runs' settings, one epoch
+
+
+def as_windows(token_lists: list, max_len: int) -> WindowedReviews:
+    """Reviews' token arrays as chapter 11's windows."""
+    return WindowedReviews.from_reviews([review_windows(t.tolist(), max_len)
+                                         for t in token_lists])
+
+
+def unlabelled_reviews(source: Path, train: ReviewSplit, test: ReviewSplit) -> list[str]:
+    """IMDB's unlabelled reviews, each once, without any text of train or test."""
+    seen = set(train.texts) | set(test.texts)
+    return list(dict.fromkeys(t for t in load_unlabeled(source) if t not in seen))
+
+
+def teacher_labels(args: argparse.Namespace, fit: ReviewSplit, unlabelled: list[str],
+                   windows: WindowedReviews) -> list[int]:
+    """The teacher's verdict (0 or 1) on each unlabelled review."""
+    if args.teacher == "nbsvm":
+        baselines = json.loads((ROOT / "book/results/imdb_baselines.json").read_text())
+        nbsvm = fit_nbsvm(fit.texts, fit.labels, **baselines["validation"]["nbsvm"]["chosen"])
+        return nbsvm.predict(unlabelled).tolist()
+    teacher = load_checkpoint(args.teacher_checkpoint, torch.device("cpu")).eval()
+    verdicts = []
+    with torch.no_grad():
+        for start in range(0, len(unlabelled), 128):
+            ids = windows.batch(torch.arange(start, min(start + 128, len(unlabelled))))
+            verdicts += logits_of(teacher, ids, ids != teacher.config.pad_id).argmax(-1).tolist()
+    return verdicts
+
+
+def train_student(model_config: BertConfig, train_config: TrainConfig,
+                  fit: ReviewLoader, val: ReviewLoader) -> tuple[BertForSequenceClassification,
+                                                                 list[dict]]:
+    """Chapter 11's loop, fp32, on one process: the model of best validation accuracy and
+    each validation."""
+    torch.manual_seed(train_config.seed)
+    model = BertForSequenceClassification(model_config)
+    optimizer = make_optimizer(model, train_config.lr, train_config.weight_decay)
+    total = len(fit) * train_config.epochs
+    warmup = max(1, round(train_config.warmup * total))
+    validate_after = evaluation_steps(len(fit), train_config.evals_per_epoch)
+    step, history, best, started = 0, [], None, time.perf_counter()
+    for epoch in range(train_config.epochs):
+        fit.set_epoch(epoch)
+        model.train()
+        for batch, (ids, mask, labels) in enumerate(fit, start=1):  # (B, K, T) windows
+            for group in optimizer.param_groups:
+                group["lr"] = train_config.lr * lr_multiplier(step, total, warmup)
+            loss = F.cross_entropy(logits_of(model, ids, mask).float(), labels)
+            training_step(model, optimizer, loss, step, train_config.grad_clip,
+                          train_config.lr)
+            step += 1
+            if batch not in validate_after:
+                continue
+            accuracy = evaluate(model, val, "fp32")["accuracy"]
+            if not history or accuracy > max(row["val"] for row in history):
+                best = {key: value.detach().clone()
+                        for key, value in model.state_dict().items()}
+            history.append({"epoch": epoch + 1, "step": step, "val": accuracy,
+                            "s": round(time.perf_counter() - started)})
+            print(history[-1], flush=True)
+            model.train()
+    model.load_state_dict(best)
+    return model.eval(), history
+
+
+def main(args: argparse.Namespace, argv: list[str]) -> int:
+    torch.set_num_threads(1)
+    started = time.perf_counter()
+    model_config, train_config = preset("cpu")
+    model_config, train_config = apply_overrides(
+        model_config, train_config, [*WHOLE_REVIEW, f"seed={args.seed}", *args.set])
+    data = load_imdb(args.data, ["train", "test"])
+    train, test = data["train"], data["test"]
+    unlabelled = unlabelled_reviews(args.data, train, test)[: args.limit_unlabelled]
+    order = torch.randperm(len(train),
+                           generator=torch.Generator().manual_seed(train_config.seed))
+    val_index = order[: train_config.val_size].tolist()
+    fit_index = order[train_config.val_size :].tolist()
+    fit = ReviewSplit([train.texts[i] for i in fit_index],
+                      [train.labels[i] for i in fit_index], train.source)
+    train_tokens = review_tokens(train, args.cache)
+    unlabelled_tokens = review_tokens(
+        ReviewSplit(unlabelled, [0] * len(unlabelled), "unsup"), args.cache)
+    print(f"{len(unlabelled)} unlabelled reviews", flush=True)
+    verdicts = teacher_labels(args, fit, unlabelled,
+                              as_windows(unlabelled_tokens, model_config.max_len))
+    print(f"labelled by {args.teacher}: {sum(verdicts) / len(verdicts):.3f} positive",
+          flush=True)
+    fit_loader = ReviewLoader(
+        as_windows([train_tokens[i] for i in fit_index] + list(unlabelled_tokens),
+                   model_config.max_len),
+        torch.tensor(fit.labels + verdicts), train_config.batch_size, shuffle=True,
+        seed=train_config.seed, length_groups=train_config.length_groups)
+    val_loader = ReviewLoader(
+        as_windows([train_tokens[i] for i in val_index], model_config.max_len),
+        torch.tensor([train.labels[i] for i in val_index]), 4 * train_config.batch_size,
+        length_groups=1)
+    model, history = train_student(model_config, train_config, fit_loader, val_loader)
+    minutes = (time.perf_counter() - started) / 60
+    weights = args.out.with_suffix(".pt")
+    save_checkpoint(weights, model, model_config, "windows",
+                    {"history": history, "teacher": args.teacher, "seed": args.seed})
+    tested = None
+    if args.test:
+        test_ids: Tensor | WindowedReviews = as_windows(review_tokens(test, args.cache),
+                                                        model_config.max_len)
+        tested = evaluate(model, ReviewLoader(test_ids, torch.tensor(test.labels), 128,
+                                              length_groups=1), "fp32")
+        print("test", tested["accuracy"], flush=True)
+    result = {**tool_command("ch11_taught.py", argv), "teacher": args.teacher,
+              "seed": args.seed, "unlabelled": len(unlabelled), "history": history,
+              "minutes_to_trained": minutes, "test": tested,
+              "minutes_total": (time.perf_counter() - started) / 60}
+    write_atomically(args.out, lambda handle: handle.write(
+        (json.dumps(result, indent=1) + "\n").encode()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(ARGUMENTS, sys.argv[1:]))
