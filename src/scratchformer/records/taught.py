@@ -1,0 +1,135 @@
+"""Chapter 11's whole-review classifier taught on unlabelled reviews: the record
+`book/results/imdb_taught.json` (written by `tools/records/ch11_taught_record.py` from runs of
+`tools/records/ch11_taught.py`) read, its shape checked, and laid out as the page's table and
+the numbers its prose quotes.
+
+Written by hand, not exported. The record holds, per teacher (`nbsvm`, `transformer`) and
+seed, the best validation accuracy, the test accuracy and the minutes to the trained model;
+per teacher with two seeds or more, the test accuracies' mean and 95% t-interval and the paired
+differences with the untaught whole-review runs and with the counting baselines. It does not
+recompute anything but intervals from the record's own per-seed numbers.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from IPython.display import Markdown
+
+from scratchformer.measure.statistics import interval_text
+from scratchformer.records.pages import book_root, markdown_table
+
+RECORD = Path("book") / "results" / "imdb_taught.json"
+FIT_REVIEWS = 22_500  # the training split less the 2,500 of each run's validation slice
+TEACHERS = {"nbsvm": "NBSVM's verdicts", "transformer": "its own verdicts"}  # table rows
+
+
+class TaughtRecordError(ValueError):
+    """The taught-classifier record is missing, or not of the shape its script writes."""
+
+
+def read_taught_record(path: Path | None = None) -> dict:
+    """The record (by default the repository's), every run's accuracies checked to be
+    numbers from 0 to 1 and NBSVM's teaching summarised; a TaughtRecordError naming the file
+    otherwise."""
+    source = path if path is not None else book_root() / RECORD
+    try:
+        record = json.loads(source.read_text())
+        for teacher, runs in record["runs"].items():
+            for seed, run in runs.items():
+                values = (run["validation"], run["test"]["accuracy"])
+                if teacher not in TEACHERS or not all(
+                        isinstance(v, (int, float)) and 0 <= v <= 1 for v in values):
+                    raise TaughtRecordError(f"{source}: runs.{teacher}.{seed} is not a run "
+                                            "with accuracies from 0 to 1")
+        if len(record["taught"]["nbsvm"]["per_seed"]) < 2:
+            raise TaughtRecordError(f"{source}: NBSVM's teaching has fewer than two seeds")
+    except FileNotFoundError:
+        raise TaughtRecordError(f"{source} does not exist: write it with "
+                                "tools/records/ch11_taught_record.py") from None
+    except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as err:
+        raise TaughtRecordError(f"{source} is not the record "
+                                "tools/records/ch11_taught_record.py writes "
+                                f"({type(err).__name__}: {err})") from None
+    return record
+
+
+def taught_table(path: Path | None = None) -> Markdown:
+    """The page's table: a row per teacher and seed (validation, test, minutes), then a row
+    per teacher with two seeds or more (mean test accuracy, 95% interval)."""
+    record = read_taught_record(path)
+    rows = []
+    for teacher, runs in record["runs"].items():
+        for seed, run in runs.items():
+            rows.append([TEACHERS[teacher], seed, f"{100 * run['validation']:.2f}%",
+                         f"{100 * run['test']['accuracy']:.2f}%", f"{run['minutes']:.0f}"])
+    for teacher, row in record["taught"].items():
+        low, high = (100 * value for value in row["interval_95"])
+        rows.append([f"{TEACHERS[teacher]}, mean", str(len(row["per_seed"])), "",
+                     f"{100 * row['mean']:.2f}% ({low:.2f} to {high:.2f})",
+                     f"{row['minutes']:.0f} at most"])
+    return markdown_table(["labels of the unlabelled reviews", "seed", "validation",
+                           "test (95% interval)", "minutes"], rows)
+
+
+def _points(difference: dict) -> dict:
+    return {**difference, **{k: 100 * difference[k] for k in ("mean", "low", "high")}}
+
+
+def taught_figures(path: Path | None = None) -> dict[str, str]:
+    """The numbers chapter 11's prose quotes from the record, as text, keyed by glue name.
+
+    Refuses (ValueError) a record that no longer supports what the prose says: NBSVM's
+    teaching above the untaught runs on test with an interval above zero, and not on
+    validation; its test interval's lower end above bag of words and its upper end below
+    NBSVM; every run within 60 minutes; a run taught by its own verdicts.
+
+    Described in chapter 11, "Learning from unlabelled reviews"."""
+    record = read_taught_record(path)
+    taught = record["taught"]["nbsvm"]
+    versus = taught["against_whole_review"]
+    bag = taught["against_counting"]["bag_of_words"]
+    nbsvm = taught["against_counting"]["nbsvm"]
+    claims = {
+        "above the untaught runs on test": versus["test"]["low"] > 0,
+        "not on validation": versus["validation"]["low"] <= 0 <= versus["validation"]["high"],
+        "above bag of words": bag["lower_end_above"],
+        "below NBSVM": taught["interval_95"][1] < nbsvm["accuracy"],
+        "within 60 minutes": taught["minutes"] <= 60,
+        "a run taught by its own verdicts": bool(record["runs"].get("transformer")),
+    }
+    broken = [claim for claim, holds in claims.items() if not holds]
+    if broken:
+        raise ValueError(f"the record no longer supports chapter 11's reading: {broken}")
+    nbsvm_runs = record["runs"]["nbsvm"]
+    first = next(iter(nbsvm_runs.values()))
+    figures = {
+        "taught_unlabelled": f"{first['unlabelled']:,}",
+        "taught_reviews": f"{FIT_REVIEWS + first['unlabelled']:,}",
+        "taught_updates": f"{first['history'][-1]['step']:,}",
+        "taught_seeds": str(len(taught["per_seed"])),
+        "taught_mean": f"{100 * taught['mean']:.2f}%",
+        "taught_interval": (f"{100 * taught['interval_95'][0]:.2f}% to "
+                            f"{100 * taught['interval_95'][1]:.2f}%"),
+        "taught_minutes": f"{taught['minutes']:.0f}",
+        "taught_minus_whole": interval_text(_points(versus["test"])),
+        "taught_minus_whole_validation": interval_text(_points(versus["validation"])),
+        "taught_minus_bag": interval_text(_points(bag["difference"])),
+        "taught_minus_nbsvm": interval_text(_points(nbsvm["difference"])),
+    }
+    whole = json.loads((book_root() / record["sources"]["whole_review"]).read_text())
+    untaught = whole["candidates"]["whole review"]["test"]
+    own = []
+    for seed, run in record["runs"]["transformer"].items():
+        gain = 100 * (run["test"]["accuracy"] - untaught[seed])
+        nbsvm_gain = 100 * (nbsvm_runs[seed]["test"]["accuracy"] - untaught[seed])
+        if not 0 < gain < nbsvm_gain:
+            raise ValueError("the record no longer supports chapter 11's reading: its own "
+                             f"verdicts gain {gain:+.2f} points, NBSVM's {nbsvm_gain:+.2f}")
+        own.append(f"{100 * run['test']['accuracy']:.2f}% on test (seed {seed}; untaught "
+                   f"{100 * untaught[seed]:.2f}%, so {gain:+.2f} points, where NBSVM's "
+                   f"labels gave {nbsvm_gain:+.2f})")
+    figures["self_taught_runs"] = "; ".join(own)
+    return figures
+
