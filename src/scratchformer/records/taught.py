@@ -22,7 +22,7 @@ from scratchformer.records.pages import book_root, markdown_table
 
 RECORD = Path("book") / "results" / "imdb_taught.json"
 FIT_REVIEWS = 22_500  # the training split less the 2,500 of each run's validation slice
-TEACHERS = {"nbsvm": "NBSVM's verdicts", "transformer": "its own verdicts"}  # table rows
+TEACHERS = {"nbsvm": "NBSVM", "transformer": "untaught Transformer"}  # the table's rows
 
 
 class TaughtRecordError(ValueError):
@@ -56,20 +56,21 @@ def read_taught_record(path: Path | None = None) -> dict:
 
 
 def taught_table(path: Path | None = None) -> Markdown:
-    """The page's table: a row per teacher and seed (validation, test, minutes), then a row
-    per teacher with two seeds or more (mean test accuracy, 95% interval)."""
+    """The page's table: a row per teacher (seeds, mean validation accuracy, mean test
+    accuracy with its 95% interval where there are two seeds or more, minutes per run at
+    most)."""
     record = read_taught_record(path)
     rows = []
     for teacher, runs in record["runs"].items():
-        for seed, run in runs.items():
-            rows.append([TEACHERS[teacher], seed, f"{100 * run['validation']:.2f}%",
-                         f"{100 * run['test']['accuracy']:.2f}%", f"{run['minutes']:.0f}"])
-    for teacher, row in record["taught"].items():
-        low, high = (100 * value for value in row["interval_95"])
-        rows.append([f"{TEACHERS[teacher]}, mean", str(len(row["per_seed"])), "",
-                     f"{100 * row['mean']:.2f}% ({low:.2f} to {high:.2f})",
-                     f"{row['minutes']:.0f} at most"])
-    return markdown_table(["labels of the unlabelled reviews", "seed", "validation",
+        test = [100 * run["test"]["accuracy"] for run in runs.values()]
+        mean_test = f"{sum(test) / len(test):.2f}%"
+        if len(test) >= 2:
+            low, high = (100 * value for value in record["taught"][teacher]["interval_95"])
+            mean_test += f" ({low:.2f} to {high:.2f})"
+        validation = sum(run["validation"] for run in runs.values()) / len(runs)
+        rows.append([TEACHERS[teacher], len(runs), f"{100 * validation:.2f}%", mean_test,
+                     f"{max(run['minutes'] for run in runs.values()):.0f}"])
+    return markdown_table(["teacher", "seeds", "validation",
                            "test (95% interval)", "minutes"], rows)
 
 
