@@ -157,6 +157,10 @@ BAD_ARGUMENTS: dict[str, list[tuple[str, str]]] = {
          "argument --limit-unlabelled: must be at least 1"),
         ("--data {data} --cache {empty} --teacher nbsvm --out {dir}",
          "argument --out: {dir} is a folder"),
+        ("--data {data} --cache {empty} --teacher nbsvm --out {file}",
+         "--out {file}: name a .json file"),
+        ("--data {data} --cache {empty} --teacher nbsvm --out {dir}.json",
+         "--out {dir}.json: {dir} already exists"),
     ],
     "tools/records/ch11_taught_record.py": [
         ("", "the following arguments are required: --run"),

@@ -5,10 +5,12 @@ removed): `nbsvm` is NBSVM with the settings `book/results/imdb_baselines.json` 
 validation, fitted on this run's fit split; `transformer` is a whole-review checkpoint
 (`--teacher-checkpoint`, a `train-imdb` run on the same fit split). The classifier (the
 `cpu` preset read in windows, fp32, 32 reviews a batch, as the whole-review runs) then trains
-on the fit split plus the labelled unlabelled reviews for one epoch, validated four times on
-the run's validation slice; the weights of the best validation are kept (`<out>.pt`) and, with
-`--test`, tested once. `<out>` records the command, each validation, the minutes to the
-trained model (teacher, labelling and tokenizing included) and the test.
+on the fit split plus the labelled unlabelled reviews for one epoch in the package's loop
+(`scratchformer.train.engine.train`, as `train-imdb` runs it), validated four times on the
+run's validation slice; the folder `<out>` without `.json` holds its `best.pt` and `last.pt`
+and, with `--test`, the best weights are tested once. `<out>` records the command, each
+validation, the minutes to the trained model (teacher, labelling and tokenizing included) and
+the test.
 
     python tools/records/ch11_taught.py --data $IMDB_DIR --cache runs/cache \
         --teacher nbsvm --seed 0 --test --out runs/taught/nbsvm_seed0.json
@@ -47,6 +49,12 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
                         help="override a setting of the preset (epochs=1 by default)")
     parser.add_argument("--out", type=output_file, required=True, help="the run's JSON")
     args = parser.parse_args(argv)
+    if args.out.suffix != ".json":
+        parser.error(f"--out {args.out}: name a .json file (its run folder is the name "
+                     "without .json)")
+    if args.out.with_suffix("").exists():
+        parser.error(f"--out {args.out}: {args.out.with_suffix('')} already exists; "
+                     "move it or choose another name")
     if (args.teacher == "transformer") != (args.teacher_checkpoint is not None):
         parser.error("--teacher-checkpoint goes with --teacher transformer, and only there")
     return args
@@ -59,7 +67,6 @@ import json
 import time
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor
 
 from scratchformer.data.batches import ReviewLoader, WindowedReviews
@@ -69,11 +76,9 @@ from scratchformer.data.review_windows import review_windows
 from scratchformer.io.files import write_atomically
 from scratchformer.measure.baselines import fit_nbsvm
 from scratchformer.measure.evaluation import evaluate, logits_of
-from scratchformer.models.bert import BertConfig, BertForSequenceClassification
-from scratchformer.runs.checkpoint import load_checkpoint, save_checkpoint
-from scratchformer.train.engine import TrainConfig
-from scratchformer.train.loop import (evaluation_steps, lr_multiplier, make_optimizer,
-                                      training_step)
+from scratchformer.models.bert import BertForSequenceClassification
+from scratchformer.runs.checkpoint import load_checkpoint
+from scratchformer.train import engine
 from scratchformer.train.presets import apply_overrides, preset
 
 from shown_command import tool_command
@@ -110,42 +115,6 @@ def teacher_labels(args: argparse.Namespace, fit: ReviewSplit, unlabelled: list[
     return verdicts
 
 
-def train_student(model_config: BertConfig, train_config: TrainConfig,
-                  fit: ReviewLoader, val: ReviewLoader) -> tuple[BertForSequenceClassification,
-                                                                 list[dict]]:
-    """Chapter 11's loop, fp32, on one process: the model of best validation accuracy and
-    each validation."""
-    torch.manual_seed(train_config.seed)
-    model = BertForSequenceClassification(model_config)
-    optimizer = make_optimizer(model, train_config.lr, train_config.weight_decay)
-    total = len(fit) * train_config.epochs
-    warmup = max(1, round(train_config.warmup * total))
-    validate_after = evaluation_steps(len(fit), train_config.evals_per_epoch)
-    step, history, best, started = 0, [], None, time.perf_counter()
-    for epoch in range(train_config.epochs):
-        fit.set_epoch(epoch)
-        model.train()
-        for batch, (ids, mask, labels) in enumerate(fit, start=1):  # (B, K, T) windows
-            for group in optimizer.param_groups:
-                group["lr"] = train_config.lr * lr_multiplier(step, total, warmup)
-            loss = F.cross_entropy(logits_of(model, ids, mask).float(), labels)
-            training_step(model, optimizer, loss, step, train_config.grad_clip,
-                          train_config.lr)
-            step += 1
-            if batch not in validate_after:
-                continue
-            accuracy = evaluate(model, val, "fp32")["accuracy"]
-            if not history or accuracy > max(row["val"] for row in history):
-                best = {key: value.detach().clone()
-                        for key, value in model.state_dict().items()}
-            history.append({"epoch": epoch + 1, "step": step, "val": accuracy,
-                            "s": round(time.perf_counter() - started)})
-            print(history[-1], flush=True)
-            model.train()
-    model.load_state_dict(best)
-    return model.eval(), history
-
-
 def main(args: argparse.Namespace, argv: list[str]) -> int:
     torch.set_num_threads(1)
     started = time.perf_counter()
@@ -178,11 +147,12 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
         as_windows([train_tokens[i] for i in val_index], model_config.max_len),
         torch.tensor([train.labels[i] for i in val_index]), 4 * train_config.batch_size,
         length_groups=1)
-    model, history = train_student(model_config, train_config, fit_loader, val_loader)
+    torch.manual_seed(train_config.seed)
+    run_folder = args.out.with_suffix("")
+    history = engine.train(BertForSequenceClassification(model_config), fit_loader,
+                           val_loader, train_config, run_folder, progress=False)
+    model = load_checkpoint(run_folder, torch.device("cpu"))  # the best validation's weights
     minutes = (time.perf_counter() - started) / 60
-    weights = args.out.with_suffix(".pt")
-    save_checkpoint(weights, model, model_config, "windows",
-                    {"history": history, "teacher": args.teacher, "seed": args.seed})
     tested = None
     if args.test:
         test_ids: Tensor | WindowedReviews = as_windows(review_tokens(test, args.cache),
@@ -191,7 +161,9 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
                                               length_groups=1), "fp32")
         print("test", tested["accuracy"], flush=True)
     result = {**tool_command("ch11_taught.py", argv), "teacher": args.teacher,
-              "seed": args.seed, "unlabelled": len(unlabelled), "history": history,
+              "seed": args.seed, "unlabelled": len(unlabelled),
+              "history": [{key: value for key, value in row.items() if key != "step_losses"}
+                          for row in history],
               "minutes_to_trained": minutes, "test": tested,
               "minutes_total": (time.perf_counter() - started) / 60}
     write_atomically(args.out, lambda handle: handle.write(

@@ -4,7 +4,7 @@ runs of the same seeds and the counting baselines.
 
 Per teacher and seed: the best validation accuracy, the test accuracy of the kept weights, the
 minutes to the trained model (the teacher's work included, a teacher checkpoint's own run
-excepted: its minutes are added from its `results.json`), the checkpoint's sha256. For each
+excepted: its minutes are added from its `results.json`), the sha256 of the run's `best.pt`. For each
 teacher with at least two seeds: the test accuracies' mean and 95% t-interval, and the paired
 differences with the untaught runs (`book/results/imdb_whole_review.json`) on validation and on
 test, and with bag of words and NBSVM (`book/results/imdb_baselines.json`), every interval from
@@ -104,12 +104,12 @@ def read_run(path: Path) -> tuple[str, str, dict]:
         "command": shown_command(words),
         "command_as_run": shlex.join(words),
         "unlabelled": run["unlabelled"],
-        "validation": max(row["val"] for row in run["history"]),
+        "validation": max(row["val_accuracy"] for row in run["history"]),
         "history": run["history"],
         "test": {key: run["test"][key] for key in ("accuracy", "loss", "examples")},
         "minutes": minutes,
         "teacher_run": teacher_run,
-        "checkpoint_sha256": file_sha256(path.with_suffix(".pt")),
+        "checkpoint_sha256": file_sha256(path.with_suffix("") / "best.pt"),
     }
 
 
