@@ -47,7 +47,7 @@ def test_each_run_is_what_its_command_says(record: dict) -> None:
             assert words[1] == "tools/records/ch11_taught.py"
             assert words[words.index("--teacher") + 1] == teacher
             assert words[words.index("--seed") + 1] == seed and "--test" in words
-            assert run["validation"] == max(row["val"] for row in run["history"])
+            assert run["validation"] == max(row["val_accuracy"] for row in run["history"])
             assert run["test"]["examples"] == 25_000
             assert (run["teacher_run"] is None) == (teacher == "nbsvm")
     assert len({run["unlabelled"] for runs in record["runs"].values()

@@ -66,10 +66,8 @@ def option(words: list[str], name: str) -> str | None:
 
 
 def shown_command(words: list[str]) -> str:
-    """A run's command as the pages show it (data as `$IMDB_DIR`, runs under `runs/`), in
-    the tool's spelling of its options (`--teacher_ckpt` was an earlier name of
-    `--teacher-checkpoint`)."""
-    words = ["--teacher-checkpoint" if word == "--teacher_ckpt" else word for word in words]
+    """A run's command as the pages show it (data as `$IMDB_DIR`, runs under `runs/`)."""
+    words = list(words)
     checkpoint = option(words, "--teacher-checkpoint")
     if checkpoint is not None:
         at = words.index("--teacher-checkpoint") + 1
@@ -89,7 +87,7 @@ def read_run(path: Path) -> tuple[str, str, dict]:
         raise SystemExit(f"{path}: settings other than the script's")
     minutes = run["minutes_to_trained"]
     teacher_run = None
-    checkpoint = option(words, "--teacher-checkpoint") or option(words, "--teacher_ckpt")
+    checkpoint = option(words, "--teacher-checkpoint")
     if teacher == "transformer":
         teacher_results = json.loads((Path(checkpoint).parent / "results.json").read_text())
         teacher_run = {"command": teacher_results["command"],
