@@ -162,6 +162,12 @@ BAD_ARGUMENTS: dict[str, list[tuple[str, str]]] = {
         ("--data {data} --cache {empty} --teacher nbsvm --out {dir}.json",
          "--out {dir}.json: {dir} already exists"),
     ],
+    "tools/records/ch11_shared_words.py": [
+        ("", "the following arguments are required: --data"),
+        ("--data {missing}", "argument --data: {missing} does not exist"),
+        ("--data {file}", "argument --data: {file} is a file, not a folder"),
+        ("--data {data} --record {dir}", "argument --record: {dir} is a folder"),
+    ],
     "tools/records/ch11_taught_record.py": [
         ("", "the following arguments are required: --run"),
         ("--run {missing}", "argument --run: {missing} does not exist"),

@@ -1,7 +1,8 @@
 """The record of chapter 11's classifier taught on unlabelled reviews
 (`book/results/imdb_taught.json`): its summaries recompute from its own runs and from the
 whole-review and counting records, every run is within an hour, and the page's figures refuse
-a record that turns a reading around.
+a record that turns a reading around; likewise the rare words validation and test reviews
+share with the fitted reviews (`book/results/imdb_shared_words.json`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pytest
 from conftest import ROOT
 from scratchformer.measure.statistics import paired_difference
 from scratchformer.records.taught import (TaughtRecordError, read_taught_record,
-                                          taught_figures, taught_table)
+                                          shared_words_figures, taught_figures, taught_table)
 
 RESULTS = ROOT / "book" / "results"
 RECORD = RESULTS / "imdb_taught.json"
@@ -99,3 +100,28 @@ def test_the_page_figures_and_table(record: dict, tmp_path: Path) -> None:
         read_taught_record(path)
     with pytest.raises(TaughtRecordError, match="does not exist"):
         read_taught_record(tmp_path / "missing.json")
+
+
+def test_the_shared_words_record_and_its_figures(record: dict, tmp_path: Path) -> None:
+    shared = json.loads((RESULTS / "imdb_shared_words.json").read_text())
+    assert shlex.split(shared["command"])[1] == "tools/records/ch11_shared_words.py"
+    assert set(record["taught"]["nbsvm"]["seeds"]) <= set(shared["seeds"])
+    assert shared["reviews"]["unlabelled"] == record["runs"]["nbsvm"]["0"]["unlabelled"]
+    validation = [split["validation"]["fit"] for split in shared["seeds"].values()]
+    test = [split["test"]["fit"] for split in shared["seeds"].values()]
+    assert all(0 < share < 1 for share in validation + test)
+    figures = shared_words_figures()
+    assert figures["shared_validation"] == f"{100 * sum(validation) / len(validation):.0f}%"
+    assert figures["shared_test"] == f"{100 * sum(test) / len(test):.0f}%"
+    assert figures["shared_splits"] == str(len(shared["seeds"]))
+    shared["seeds"]["1"]["test"]["fit"] = shared["seeds"]["1"]["validation"]["fit"]
+    path = tmp_path / "imdb_shared_words.json"
+    path.write_text(json.dumps(shared))
+    with pytest.raises(ValueError, match="validation above test in every split"):
+        shared_words_figures(path)
+    del shared["rare"]
+    path.write_text(json.dumps(shared))
+    with pytest.raises(ValueError, match="is not the record"):
+        shared_words_figures(path)
+    with pytest.raises(ValueError, match="does not exist"):
+        shared_words_figures(tmp_path / "missing.json")

@@ -8,6 +8,10 @@ seed, the best validation accuracy, the test accuracy and the minutes to the tra
 per teacher with two seeds or more, the test accuracies' mean and 95% t-interval and the paired
 differences with the untaught whole-review runs and with the counting baselines. It does not
 recompute anything but intervals from the record's own per-seed numbers.
+
+Beside it, `book/results/imdb_shared_words.json` (`tools/records/ch11_shared_words.py`): per
+seed's split, the share of the validation reviews' and the test reviews' rare words that the
+fitted reviews also hold, the page's measure of why validation cannot see the gain.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from scratchformer.measure.statistics import interval_text
 from scratchformer.records.pages import book_root, markdown_table
 
 RECORD = Path("book") / "results" / "imdb_taught.json"
+SHARED_WORDS = Path("book") / "results" / "imdb_shared_words.json"
 FIT_REVIEWS = 22_500  # the training split less the 2,500 of each run's validation slice
 TEACHERS = {"nbsvm": "NBSVM", "transformer": "untaught Transformer"}  # the table's rows
 
@@ -134,3 +139,35 @@ def taught_figures(path: Path | None = None) -> dict[str, str]:
     figures["self_taught_runs"] = "; ".join(own)
     return figures
 
+
+def shared_words_figures(path: Path | None = None) -> dict[str, str]:
+    """The shares of rare words (used by 2 to 10 of IMDB's reviews) that the fitted reviews
+    also hold, for validation and for test reviews, as the page quotes them: means over the
+    record's splits.
+
+    Refuses (ValueError) a record in which some split's validation reviews do not share more
+    of their rare words with the fitted reviews than the test reviews do, the page's reading,
+    and a record that is missing or of another shape.
+
+    Described in chapter 11, "Learning from unlabelled reviews"."""
+    source = path if path is not None else book_root() / SHARED_WORDS
+    try:
+        record = json.loads(source.read_text())
+        shares = {seed: (split["validation"]["fit"], split["test"]["fit"])
+                  for seed, split in record["seeds"].items()}
+        rare = record["rare"]["reviews_using_it"]
+    except FileNotFoundError:
+        raise ValueError(f"{source} does not exist: write it with "
+                         "tools/records/ch11_shared_words.py") from None
+    except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as err:
+        raise ValueError(f"{source} is not the record tools/records/ch11_shared_words.py "
+                         f"writes ({type(err).__name__}: {err})") from None
+    if not shares or any(validation <= test for validation, test in shares.values()):
+        raise ValueError(f"{source} no longer supports chapter 11's reading: validation "
+                         f"above test in every split, got {shares}")
+    return {
+        "shared_rare": f"{rare[0]} to {rare[1]}",
+        "shared_splits": str(len(shares)),
+        "shared_validation": f"{100 * sum(v for v, _ in shares.values()) / len(shares):.0f}%",
+        "shared_test": f"{100 * sum(t for _, t in shares.values()) / len(shares):.0f}%",
+    }

@@ -1,0 +1,106 @@
+"""How much of a review's rare vocabulary the training reviews already hold: validation reviews
+against test reviews, chapter 11's measure of why validation cannot see what teaching on
+unlabelled reviews gains.
+
+IMDB's files name no films, so names stand in for them: a *rare* word is one that 2 to 10 of
+IMDB's reviews use (train, test and the unlabelled reviews that are in neither, words as bag of
+words reads them), mostly names of people, places and characters. For each seed's split of
+train (the 2,500 validation reviews `train-imdb` draws, the other 22,500 it fits), the record
+holds the share of the rare words of the validation reviews, and of all 25,000 test reviews,
+that also occur in the 22,500 fitted reviews, and in 22,500 unlabelled reviews drawn with the
+seed (pooled: occurrences found over rare words held, a review's word counted once).
+
+    python tools/records/ch11_shared_words.py --data $IMDB_DIR \
+        --record book/results/imdb_shared_words.json
+
+What it deliberately does not handle: film ids (the release's `urls_*.txt` files would give
+them), words as GPT-2 tokens, and anything about labels: no label is read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from script_arguments import default_record, existing_folder, output_file
+
+ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_RECORD = ROOT / "book" / "results" / "imdb_shared_words.json"
+SEEDS = (0, 1, 2, 3, 4)
+RARE = (2, 10)  # a rare word is used by this many reviews, both ends included
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, checked: the data folder, a writable `--record`."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=existing_folder, required=True,
+                        help="IMDB's files: train, test and unsup")
+    parser.add_argument("--record", type=output_file, default=None,
+                        help=f"JSON file to write (default: {DEFAULT_RECORD.relative_to(ROOT)})")
+    args = parser.parse_args(argv)
+    args.record = default_record(parser, args.record, DEFAULT_RECORD)
+    return args
+
+
+if __name__ == "__main__":  # bad arguments are refused here, before torch is imported
+    ARGUMENTS = parse()
+
+import json
+import random
+from collections import Counter
+
+import torch
+
+from scratchformer.data.imdb import load_imdb, load_unlabeled
+from scratchformer.io.files import write_atomically
+from scratchformer.measure.baselines import review_words
+from scratchformer.train.presets import preset
+
+from shown_command import tool_command
+
+
+def shared_share(reviews: list[set[str]], held: set[str]) -> float:
+    """Of the reviews' rare words (each review's counted once), the share found in `held`."""
+    found = sum(len(words & held) for words in reviews)
+    return found / sum(len(words) for words in reviews)
+
+
+def main(args: argparse.Namespace, argv: list[str]) -> int:
+    data = load_imdb(args.data, ["train", "test"])
+    train, test = data["train"], data["test"]
+    seen = set(train.texts) | set(test.texts)
+    unlabelled = list(dict.fromkeys(t for t in load_unlabeled(args.data) if t not in seen))
+    words = {name: [set(review_words(text)) for text in texts]
+             for name, texts in (("train", train.texts), ("test", test.texts),
+                                 ("unlabelled", unlabelled))}
+    used_by = Counter(word for reviews in words.values() for review in reviews
+                      for word in review)
+    rare = {word for word, n in used_by.items() if RARE[0] <= n <= RARE[1]}
+    rare_of = {name: [review & rare for review in reviews] for name, reviews in words.items()}
+    val_size = preset("cpu")[1].val_size
+    seeds = {}
+    for seed in SEEDS:
+        order = torch.randperm(len(train),
+                               generator=torch.Generator().manual_seed(seed)).tolist()
+        validation, fit = order[:val_size], order[val_size:]
+        held = {"fit": set().union(*(rare_of["train"][i] for i in fit)),
+                "unlabelled": set().union(*random.Random(seed).sample(rare_of["unlabelled"],
+                                                                      len(fit)))}
+        seeds[str(seed)] = {
+            reviews: {source: shared_share(rows, held[source]) for source in held}
+            for reviews, rows in (("validation", [rare_of["train"][i] for i in validation]),
+                                  ("test", rare_of["test"]))}
+        print(seed, seeds[str(seed)], flush=True)
+    record = {**tool_command("ch11_shared_words.py", argv, str(args.record)),
+              "rare": {"reviews_using_it": list(RARE), "words": len(rare)},
+              "reviews": {"train": len(train), "test": len(test),
+                          "unlabelled": len(unlabelled), "validation": val_size},
+              "seeds": seeds}
+    write_atomically(args.record,
+                     lambda handle: handle.write((json.dumps(record, indent=2) + "\n").encode()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(ARGUMENTS, sys.argv[1:]))
