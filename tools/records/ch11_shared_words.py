@@ -4,7 +4,7 @@ unlabelled reviews gains.
 
 IMDB's files name no films, so names stand in for them: a *rare* word is one that 2 to 10 of
 IMDB's reviews use (train, test and the unlabelled reviews that are in neither, words as bag of
-words reads them), mostly names of people, places and characters. For each seed's split of
+words reads them): names of characters and cast among them. For each seed's split of
 train (the 2,500 validation reviews `train-imdb` draws, the other 22,500 it fits), the record
 holds the share of the rare words of the validation reviews, and of all 25,000 test reviews,
 that also occur in the 22,500 fitted reviews, and in 22,500 unlabelled reviews drawn with the
@@ -52,11 +52,12 @@ from collections import Counter
 
 import torch
 
-from scratchformer.data.imdb import load_imdb, load_unlabeled
+from scratchformer.data.imdb import load_imdb
 from scratchformer.io.files import write_atomically
 from scratchformer.measure.baselines import review_words
 from scratchformer.train.presets import preset
 
+from ch11_taught import unlabelled_reviews
 from shown_command import tool_command
 
 
@@ -69,8 +70,7 @@ def shared_share(reviews: list[set[str]], held: set[str]) -> float:
 def main(args: argparse.Namespace, argv: list[str]) -> int:
     data = load_imdb(args.data, ["train", "test"])
     train, test = data["train"], data["test"]
-    seen = set(train.texts) | set(test.texts)
-    unlabelled = list(dict.fromkeys(t for t in load_unlabeled(args.data) if t not in seen))
+    unlabelled = unlabelled_reviews(args.data, train, test)  # as the taught runs read them
     words = {name: [set(review_words(text)) for text in texts]
              for name, texts in (("train", train.texts), ("test", test.texts),
                                  ("unlabelled", unlabelled))}
