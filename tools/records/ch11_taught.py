@@ -7,10 +7,11 @@ validation, fitted on this run's fit split; `transformer` is a whole-review chec
 `cpu` preset read in windows, fp32, 32 reviews a batch, as the whole-review runs) then trains
 on the fit split plus the labelled unlabelled reviews for one epoch in the package's loop
 (`scratchformer.train.engine.train`, as `train-imdb` runs it), validated four times on the
-run's validation slice; the folder `<out>` without `.json` holds its `best.pt` and `last.pt`
-and, with `--test`, the best weights are tested once. `<out>` records the command, each
-validation, the minutes to the trained model (teacher, labelling and tokenizing included) and
-the test.
+run's validation slice (held out as `--set validation=...` says, as `train-imdb` holds it
+out); the folder `<out>` without `.json` holds its `best.pt` and `last.pt` and, with
+`--test`, the best weights are tested once. `<out>` records the command, each validation,
+the minutes to the trained model (teacher, labelling and tokenizing included) and the test;
+a copy beside `best.pt` as `results.json` gives `export-web` the command and the score.
 
     python tools/records/ch11_taught.py --data $IMDB_DIR --cache runs/cache \
         --teacher nbsvm --seed 0 --test --out runs/taught/nbsvm_seed0.json
@@ -70,6 +71,7 @@ import torch
 from torch import Tensor
 
 from scratchformer.data.batches import ReviewLoader, WindowedReviews
+from scratchformer.data.holdout import holdout
 from scratchformer.data.imdb import ReviewSplit, load_imdb, load_unlabeled
 from scratchformer.data.review_cache import review_tokens
 from scratchformer.data.review_windows import review_windows
@@ -124,10 +126,8 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
     data = load_imdb(args.data, ["train", "test"])
     train, test = data["train"], data["test"]
     unlabelled = unlabelled_reviews(args.data, train, test)[: args.limit_unlabelled]
-    order = torch.randperm(len(train),
-                           generator=torch.Generator().manual_seed(train_config.seed))
-    val_index = order[: train_config.val_size].tolist()
-    fit_index = order[train_config.val_size :].tolist()
+    val_index, fit_index = (index.tolist() for index in holdout(
+        train.labels, train_config.val_size, train_config.seed, train_config.validation))
     fit = ReviewSplit([train.texts[i] for i in fit_index],
                       [train.labels[i] for i in fit_index], train.source)
     train_tokens = review_tokens(train, args.cache)
@@ -166,8 +166,10 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
                           for row in history],
               "minutes_to_trained": minutes, "test": tested,
               "minutes_total": (time.perf_counter() - started) / 60}
-    write_atomically(args.out, lambda handle: handle.write(
-        (json.dumps(result, indent=1) + "\n").encode()))
+    text = (json.dumps(result, indent=1) + "\n").encode()
+    # the same record beside best.pt, where export-web reads a run's command and test score
+    for path in (run_folder / "results.json", args.out):
+        write_atomically(path, lambda handle: handle.write(text))
     return 0
 
 

@@ -34,6 +34,7 @@ import scratchformer
 from scratchformer.cli.args import command_line_texts, one_line, positive_int, user_path
 from scratchformer.cli.session import CommandRun
 from scratchformer.data.batches import ReviewLoader, WindowedReviews
+from scratchformer.data.holdout import holdout
 from scratchformer.data.imdb import ReviewSplit, load_imdb
 from scratchformer.data.review_cache import encode_reviews, review_tokens
 from scratchformer.io.fingerprint import config_sha256, file_sha256, tokenizer_sha256
@@ -119,13 +120,8 @@ def run_train_imdb(args: argparse.Namespace, argv: Sequence[str]) -> int:
         say(f"data: {sizes} reviews, ready in {prepared - started:.0f} s")
 
         ids, labels = encoded["train"]
-        if not 0 < train_config.val_size < len(labels):
-            raise ValueError(f"val_size {train_config.val_size} must be between 0 and "
-                             f"the {len(labels)} training reviews")
-        order = torch.randperm(len(labels),
-                               generator=torch.Generator().manual_seed(train_config.seed))
-        val_index, fit_index = (order[: train_config.val_size],
-                                order[train_config.val_size :])
+        val_index, fit_index = holdout(labels, train_config.val_size, train_config.seed,
+                                       train_config.validation)
         shard = {"rank": rank, "world_size": world_size}
         fit_loader = ReviewLoader(ids[fit_index], labels[fit_index],
                                   train_config.batch_size, shuffle=True,

@@ -31,6 +31,7 @@ from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
 from scratchformer.data.batches import ReviewLoader
+from scratchformer.data.holdout import HOLDOUTS
 from scratchformer.data.review_windows import READINGS
 from scratchformer.measure.evaluation import (autocast, evaluate,
                                               is_distributed, logits_of)
@@ -51,7 +52,9 @@ class TrainConfig(OptimizerSettings):
     precision, data.
 
     `warmup` is the fraction of all steps spent warming up; `val_size` reviews are held
-    out of the training split for validation, `evals_per_epoch` times per epoch;
+    out of the training split for validation (`validation`: "reviews" at random, or
+    "blocks" of consecutive reviews, mostly whole films: `holdout`), `evals_per_epoch` times
+    per epoch;
     `length_groups` as in `ReviewLoader` (0 = plain shuffling); `truncation` is one of
     chapter 10's cuts or "windows", the whole review (chapter 11, "Reading the whole
     review"). `max_steps` caps the updates (the schedule is planned over the capped
@@ -68,6 +71,7 @@ class TrainConfig(OptimizerSettings):
     truncation: str = "head+tail"
     length_groups: int = 50
     val_size: int = 2500
+    validation: str = "reviews"
     evals_per_epoch: int = 1
     max_steps: int | None = None
     max_seconds: float | None = None
@@ -82,6 +86,9 @@ class TrainConfig(OptimizerSettings):
                 "epochs, batch_size, val_size and evals_per_epoch must be positive and "
                 f"length_groups >= 0, got {counts} and {self.length_groups}"
             )
+        if self.validation not in HOLDOUTS:
+            raise ValueError(f"validation must be one of {HOLDOUTS}, "
+                             f"got {self.validation!r}")
         if self.truncation not in READINGS:
             raise ValueError(f"truncation must be one of {READINGS}, "
                              f"got {self.truncation!r}")
