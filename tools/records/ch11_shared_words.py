@@ -5,10 +5,13 @@ unlabelled reviews gains.
 IMDB's files name no films, so names stand in for them: a *rare* word is one that 2 to 10 of
 IMDB's reviews use (train, test and the unlabelled reviews that are in neither, words as bag of
 words reads them): names of characters and cast among them. For each seed's split of
-train (the 2,500 validation reviews `train-imdb` draws, the other 22,500 it fits), the record
+train, held out either way `train-imdb` can (`--set validation=reviews`, 2,500 reviews at
+random, or `blocks`, blocks of consecutive reviews: `scratchformer.data.holdout`), the record
 holds the share of the rare words of the validation reviews, and of all 25,000 test reviews,
 that also occur in the 22,500 fitted reviews, and in 22,500 unlabelled reviews drawn with the
-seed (pooled: occurrences found over rare words held, a review's word counted once).
+seed (pooled: occurrences found over rare words held, a review's word counted once). It also
+holds how often a review of the training file shares a rare word with the next one, and with
+one drawn at random: the file keeps a film's reviews together.
 
     python tools/records/ch11_shared_words.py --data $IMDB_DIR \
         --record book/results/imdb_shared_words.json
@@ -50,8 +53,7 @@ import json
 import random
 from collections import Counter
 
-import torch
-
+from scratchformer.data.holdout import HOLDOUTS, holdout
 from scratchformer.data.imdb import load_imdb
 from scratchformer.io.files import write_atomically
 from scratchformer.measure.baselines import review_words
@@ -65,6 +67,15 @@ def shared_share(reviews: list[set[str]], held: set[str]) -> float:
     """Of the reviews' rare words (each review's counted once), the share found in `held`."""
     found = sum(len(words & held) for words in reviews)
     return found / sum(len(words) for words in reviews)
+
+
+def next_share(reviews: list[set[str]], step: int | None) -> float:
+    """Of the training file's reviews, the share that have a rare word in common with the
+    review `step` rows further on (`None`: with a review drawn at random, seed 0)."""
+    draw = random.Random(0)
+    pairs = [(i, i + step if step else draw.randrange(len(reviews)))
+             for i in range(len(reviews) - (step or 0))]
+    return sum(bool(reviews[i] & reviews[j]) for i, j in pairs) / len(pairs)
 
 
 def main(args: argparse.Namespace, argv: list[str]) -> int:
@@ -81,21 +92,27 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
     val_size = preset("cpu")[1].val_size
     seeds = {}
     for seed in SEEDS:
-        order = torch.randperm(len(train),
-                               generator=torch.Generator().manual_seed(seed)).tolist()
-        validation, fit = order[:val_size], order[val_size:]
-        held = {"fit": set().union(*(rare_of["train"][i] for i in fit)),
-                "unlabelled": set().union(*random.Random(seed).sample(rare_of["unlabelled"],
-                                                                      len(fit)))}
-        seeds[str(seed)] = {
-            reviews: {source: shared_share(rows, held[source]) for source in held}
-            for reviews, rows in (("validation", [rare_of["train"][i] for i in validation]),
-                                  ("test", rare_of["test"]))}
+        seeds[str(seed)] = {}
+        for by in HOLDOUTS:
+            validation, fit = (index.tolist()
+                               for index in holdout(train.labels, val_size, seed, by))
+            held = {"fit": set().union(*(rare_of["train"][i] for i in fit)),
+                    "unlabelled": set().union(*random.Random(seed).sample(
+                        rare_of["unlabelled"], len(fit)))}
+            seeds[str(seed)][by] = {
+                reviews: {source: shared_share(rows, held[source]) for source in held}
+                for reviews, rows in (("validation",
+                                       [rare_of["train"][i] for i in validation]),
+                                      ("test", rare_of["test"]))}
         print(seed, seeds[str(seed)], flush=True)
+    neighbours = {"next": next_share(rare_of["train"], 1),
+                  "random": next_share(rare_of["train"], None)}
+    print("neighbours", neighbours, flush=True)
     record = {**tool_command("ch11_shared_words.py", argv, str(args.record)),
               "rare": {"reviews_using_it": list(RARE), "words": len(rare)},
               "reviews": {"train": len(train), "test": len(test),
                           "unlabelled": len(unlabelled), "validation": val_size},
+              "neighbours_sharing_a_rare_word": neighbours,
               "seeds": seeds}
     write_atomically(args.record,
                      lambda handle: handle.write((json.dumps(record, indent=2) + "\n").encode()))
