@@ -25,7 +25,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from script_arguments import default_record, existing_folder, output_file, positive_int
+from script_arguments import default_record, existing_folder, positive_int, record_argument
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "book" / "results"
@@ -40,8 +40,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
                         help="the token cache's folder (default: the package's)")
     parser.add_argument("--threads", type=positive_int, default=1,
                         help="torch threads (the recorded baselines used 1)")
-    parser.add_argument("--record", type=output_file, default=None,
-                        help=f"JSON file to write (default: {DEFAULT_RECORD.relative_to(ROOT)})")
+    record_argument(parser, DEFAULT_RECORD)
     args = parser.parse_args(argv)
     if args.cache is not None and args.cache.exists() and not args.cache.is_dir():
         parser.error(f"argument --cache: {args.cache} is a file, not a folder")

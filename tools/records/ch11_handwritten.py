@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 from script_arguments import (checkpoint, default_record, existing_file, existing_folder,
-                              output_file)
+                              record_argument)
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "book" / "results"
@@ -52,8 +52,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--windows", action="store_true",
                         help="also compare head+tail with whole-review windows on validation")
     parser.add_argument("--cache", type=Path, default=None, help="the token cache's folder")
-    parser.add_argument("--record", type=output_file, default=None,
-                        help=f"JSON file to write (default: {DEFAULT_RECORD.relative_to(ROOT)})")
+    record_argument(parser, DEFAULT_RECORD)
     args = parser.parse_args(argv)
     args.record = default_record(parser, args.record, DEFAULT_RECORD)
     return args

@@ -26,7 +26,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from script_arguments import default_record, existing_folder, output_file
+from script_arguments import default_record, existing_folder, record_argument
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_RECORD = ROOT / "book" / "results" / "imdb_shared_words.json"
@@ -39,8 +39,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=existing_folder, required=True,
                         help="IMDB's files: train, test and unsup")
-    parser.add_argument("--record", type=output_file, default=None,
-                        help=f"JSON file to write (default: {DEFAULT_RECORD.relative_to(ROOT)})")
+    record_argument(parser, DEFAULT_RECORD)
     args = parser.parse_args(argv)
     args.record = default_record(parser, args.record, DEFAULT_RECORD)
     return args

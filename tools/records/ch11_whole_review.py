@@ -26,7 +26,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from script_arguments import default_record, output_file, run_folder
+from script_arguments import default_record, record_argument, run_folder
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "book" / "results"
@@ -38,8 +38,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--run", type=run_folder("train-imdb", ("best.pt", "results.json")),
                         nargs="+", required=True, help="the whole-review runs, one per seed")
-    parser.add_argument("--record", type=output_file, default=None,
-                        help=f"JSON file to write (default: {DEFAULT_RECORD.relative_to(ROOT)})")
+    record_argument(parser, DEFAULT_RECORD)
     args = parser.parse_args(argv)
     if len(set(args.run)) < 2:
         parser.error("argument --run: an interval needs at least two runs")

@@ -23,7 +23,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from script_arguments import default_record, existing_folder, output_file
+from script_arguments import default_record, existing_folder, record_argument
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_RECORD = ROOT / "book" / "results" / "imdb_cpu_ablations.json"
@@ -37,8 +37,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--data", type=existing_folder, required=True, help="the IMDB folder")
     parser.add_argument("--work", type=Path, required=True,
                         help="the folder the runs are made in (and read from by `record`)")
-    parser.add_argument("--record", type=output_file, default=None,
-                        help=f"JSON file to write (default: {DEFAULT_RECORD.relative_to(ROOT)})")
+    record_argument(parser, DEFAULT_RECORD)
     args = parser.parse_args(argv)
     if args.action == "record":
         if not (args.work / "runs").is_dir():

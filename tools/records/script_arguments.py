@@ -105,6 +105,14 @@ def output_file(text: str) -> Path:
     return path
 
 
+def record_argument(parser: argparse.ArgumentParser, default: Path) -> None:
+    """`--record`, the JSON file a record script writes: `default` (a path under the
+    repository) when not given, checked by `default_record` after parsing."""
+    root = Path(__file__).resolve().parents[2]
+    parser.add_argument("--record", type=output_file, default=None,
+                        help=f"JSON file to write (default: {default.relative_to(root)})")
+
+
 def default_record(parser: argparse.ArgumentParser, record: Path | None, default: Path) -> Path:
     """`--record` as given, or `default` checked as `output_file` checks a given one (an error
     names `--record`, as argparse would)."""
