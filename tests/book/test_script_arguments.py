@@ -172,6 +172,7 @@ BAD_ARGUMENTS: dict[str, list[tuple[str, str]]] = {
         ("", "the following arguments are required: --run"),
         ("--run {missing}", "argument --run: {missing} does not exist"),
         ("--run {file} --record {dir}", "argument --record: {dir} is a folder"),
+        ("--run {file} --untaught {missing}", "argument --untaught: {missing} does not exist"),
     ],
     "tools/records/ch11_whole_review.py": [
         ("", "the following arguments are required: --run"),

@@ -1,8 +1,10 @@
-"""The record of chapter 11's classifier taught on unlabelled reviews
-(`book/results/imdb_taught.json`): its summaries recompute from its own runs and from the
-whole-review and counting records, every run is within an hour, and the page's figures refuse
-a record that turns a reading around; likewise the rare words validation and test reviews
-share with the fitted reviews (`book/results/imdb_shared_words.json`).
+"""The records of chapter 11's classifier taught on unlabelled reviews
+(`book/results/imdb_taught.json`, validation drawn at random, and
+`book/results/imdb_taught_blocks.json`, validation held out in blocks with its own untaught
+runs): their summaries recompute from their own runs and from the whole-review and counting
+records, every run is within an hour, the chosen model is the rule's, and the page's figures
+refuse a record that turns a reading around; likewise the rare words validation and test
+reviews share with the fitted reviews (`book/results/imdb_shared_words.json`).
 """
 
 from __future__ import annotations
@@ -15,11 +17,13 @@ import pytest
 
 from conftest import ROOT
 from scratchformer.measure.statistics import paired_difference
-from scratchformer.records.taught import (TaughtRecordError, read_taught_record,
-                                          shared_words_figures, taught_figures, taught_table)
+from scratchformer.records.taught import (TaughtRecordError, blocks_figures,
+                                          read_taught_record, shared_words_figures,
+                                          taught_figures, taught_table)
 
 RESULTS = ROOT / "book" / "results"
 RECORD = RESULTS / "imdb_taught.json"
+BLOCKS = RESULTS / "imdb_taught_blocks.json"
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +31,29 @@ def record() -> dict:
     return read_taught_record(RECORD)
 
 
-def test_the_summary_is_recomputed_from_the_runs(record: dict) -> None:
+@pytest.fixture(scope="module")
+def blocks() -> dict:
+    return read_taught_record(BLOCKS)
+
+
+@pytest.fixture(scope="module", params=["random", "blocks"])
+def each_record(request: pytest.FixtureRequest) -> dict:
+    return read_taught_record(RECORD if request.param == "random" else BLOCKS)
+
+
+def untaught_of(record: dict) -> dict:
+    """The untaught runs a record pairs with: its own, or the whole-review record's."""
+    if "untaught" not in record:
+        whole = json.loads((RESULTS / "imdb_whole_review.json").read_text())
+        return whole["candidates"]["whole review"]
+    runs = record["untaught"]
+    return {"validation": {s: run["validation"] for s, run in runs.items()},
+            "test": {s: run["test"]["accuracy"] for s, run in runs.items()},
+            "minutes": {s: run["minutes"] for s, run in runs.items()}}
+
+
+def test_the_summary_is_recomputed_from_the_runs(each_record: dict) -> None:
+    record = each_record
     for teacher, row in record["taught"].items():
         runs = record["runs"][teacher]
         assert row["seeds"] == sorted(runs, key=int)
@@ -41,7 +67,9 @@ def test_the_summary_is_recomputed_from_the_runs(record: dict) -> None:
     assert len(record["taught"]["nbsvm"]["per_seed"]) >= 5
 
 
-def test_each_run_is_what_its_command_says(record: dict) -> None:
+def test_each_run_is_what_its_command_says(each_record: dict) -> None:
+    record = each_record
+    holdout = record.get("holdout", "reviews")
     for teacher, runs in record["runs"].items():
         for seed, run in runs.items():
             words = shlex.split(run["command"])
@@ -51,13 +79,19 @@ def test_each_run_is_what_its_command_says(record: dict) -> None:
             assert run["validation"] == max(row["val_accuracy"] for row in run["history"])
             assert run["test"]["examples"] == 25_000
             assert (run["teacher_run"] is None) == (teacher == "nbsvm")
+            assert (f"validation={holdout}" in words) == (holdout != "reviews")
+    for seed, run in record.get("untaught", {}).items():
+        words = shlex.split(run["command"])
+        assert words[1] == "train-imdb" and f"seed={seed}" in words
+        assert f"validation={holdout}" in words and "truncation=windows" in words
+        assert run["holdout"] == holdout and run["test"]["examples"] == 25_000
     assert len({run["unlabelled"] for runs in record["runs"].values()
                 for run in runs.values()}) == 1
 
 
-def test_the_comparisons_are_the_recorded_runs_and_baselines(record: dict) -> None:
-    whole = json.loads((RESULTS / "imdb_whole_review.json").read_text())
-    untaught = whole["candidates"]["whole review"]
+def test_the_comparisons_are_the_recorded_runs_and_baselines(each_record: dict) -> None:
+    record = each_record
+    untaught = untaught_of(record)
     baselines = {row["model"]: row["accuracy"] for row in
                  json.loads((RESULTS / "imdb_baselines.json").read_text())["test"]}
     for teacher, row in record["taught"].items():
@@ -77,22 +111,18 @@ def test_the_comparisons_are_the_recorded_runs_and_baselines(record: dict) -> No
 
 def test_the_page_figures_and_table(record: dict, tmp_path: Path) -> None:
     figures = taught_figures()
+    versus = record["taught"]["nbsvm"]["against_whole_review"]
+    assert figures["taught_minus_whole"].startswith(f"{100 * versus['test']['mean']:+.2f} points")
     taught = record["taught"]["nbsvm"]
-    assert figures["taught_mean"] == f"{100 * taught['mean']:.2f}%"
-    assert figures["taught_seeds"] == str(len(taught["per_seed"]))
     rows = taught_table().data.strip().splitlines()
-    assert len(rows) == 2 + len(record["runs"])  # header, rule, a row per teacher
-    assert f"{figures['taught_mean']} ({figures['taught_interval'].replace('%', '')})" in rows[2]
+    assert rows[2].startswith("| random | NBSVM | 5 |")  # header, rule, then the runs
+    assert (f"{100 * taught['mean']:.2f}% ({100 * taught['interval_95'][0]:.2f} to "
+            f"{100 * taught['interval_95'][1]:.2f})") in rows[2]
     turned = json.loads(json.dumps(record))
-    turned["taught"]["nbsvm"]["against_counting"]["bag_of_words"]["lower_end_above"] = False
+    turned["taught"]["nbsvm"]["against_whole_review"]["validation"]["low"] = 0.001
     path = tmp_path / "imdb_taught.json"
     path.write_text(json.dumps(turned))
-    with pytest.raises(ValueError, match="above bag of words"):
-        taught_figures(path)
-    turned = json.loads(json.dumps(record))
-    turned["runs"]["transformer"]["0"]["test"]["accuracy"] = 0.5
-    path.write_text(json.dumps(turned))
-    with pytest.raises(ValueError, match="its own verdicts gain"):
+    with pytest.raises(ValueError, match="not on validation"):
         taught_figures(path)
     del turned["taught"]["nbsvm"]
     path.write_text(json.dumps(turned))
@@ -107,21 +137,74 @@ def test_the_shared_words_record_and_its_figures(record: dict, tmp_path: Path) -
     assert shlex.split(shared["command"])[1] == "tools/records/ch11_shared_words.py"
     assert set(record["taught"]["nbsvm"]["seeds"]) <= set(shared["seeds"])
     assert shared["reviews"]["unlabelled"] == record["runs"]["nbsvm"]["0"]["unlabelled"]
-    validation = [split["validation"]["fit"] for split in shared["seeds"].values()]
-    test = [split["test"]["fit"] for split in shared["seeds"].values()]
-    assert all(0 < share < 1 for share in validation + test)
+    validation = [split["reviews"]["validation"]["fit"] for split in shared["seeds"].values()]
+    blocks = [split["blocks"]["validation"]["fit"] for split in shared["seeds"].values()]
+    test = [split["reviews"]["test"]["fit"] for split in shared["seeds"].values()]
     figures = shared_words_figures()
     assert figures["shared_validation"] == f"{100 * sum(validation) / len(validation):.0f}%"
+    assert figures["shared_blocks"] == f"{100 * sum(blocks) / len(blocks):.0f}%"
     assert figures["shared_test"] == f"{100 * sum(test) / len(test):.0f}%"
     assert figures["shared_splits"] == str(len(shared["seeds"]))
-    shared["seeds"]["1"]["test"]["fit"] = shared["seeds"]["1"]["validation"]["fit"]
+    # held out in blocks, validation is nearer test than at random, and still above it
+    assert all(v - 0.1 > r > t for v, r, t in zip(validation, blocks, test))
+    next_review = shared["neighbours_sharing_a_rare_word"]["next"]
+    assert next_review > 100 * shared["neighbours_sharing_a_rare_word"]["random"]
+    assert figures["shared_next"] == f"{100 * next_review:.1f}%"
     path = tmp_path / "imdb_shared_words.json"
-    path.write_text(json.dumps(shared))
-    with pytest.raises(ValueError, match="validation above test in every split"):
-        shared_words_figures(path)
+    for seed, split, turned in (("1", "reviews", "blocks"), ("3", "blocks", "test")):
+        changed = json.loads(json.dumps(shared))
+        turned_share = (changed["seeds"][seed]["reviews"]["test"]["fit"] if turned == "test"
+                        else changed["seeds"][seed]["blocks"]["validation"]["fit"])
+        changed["seeds"][seed][split]["validation"]["fit"] = turned_share
+        path.write_text(json.dumps(changed))
+        with pytest.raises(ValueError, match="no longer supports"):
+            shared_words_figures(path)
     del shared["rare"]
     path.write_text(json.dumps(shared))
     with pytest.raises(ValueError, match="is not the record"):
         shared_words_figures(path)
     with pytest.raises(ValueError, match="does not exist"):
         shared_words_figures(tmp_path / "missing.json")
+
+
+def test_blocks_choose_the_model_by_the_rule_and_record_it(blocks: dict) -> None:
+    taught = blocks["taught"]["nbsvm"]
+    untaught = untaught_of(blocks)
+    assert blocks["holdout"] == "blocks" and len(taught["per_seed"]) >= 5
+    assert sorted(blocks["untaught"], key=int) == taught["seeds"]
+    best = blocks["best_transformer_test_accuracy"]
+    validation = paired_difference([blocks["runs"]["nbsvm"][s]["validation"]
+                                    for s in taught["seeds"]],
+                                   [untaught["validation"][s] for s in taught["seeds"]])
+    chosen = "taught by NBSVM" if validation["low"] > 0 else "untaught"
+    assert best["model"] == f"whole review, {chosen}"
+    per_seed = (taught["per_seed"] if chosen != "untaught"
+                else [untaught["test"][s] for s in taught["seeds"]])
+    interval = paired_difference(per_seed)
+    assert best["per_seed"] == per_seed and best["df"] == len(per_seed) - 1
+    assert best["interval_95"] == pytest.approx([interval["low"], interval["high"]], abs=1e-12)
+    assert best["minutes"] <= 60
+
+
+def test_the_blocks_figures_refuse_a_reading_turned_around(blocks: dict,
+                                                           tmp_path: Path) -> None:
+    figures = blocks_figures()
+    best = blocks["best_transformer_test_accuracy"]
+    assert figures["chosen_mean"] == f"{100 * best['mean']:.2f}%"
+    assert figures["blocks_seeds"] == str(len(best["per_seed"]))
+    rows = taught_table().data.strip().splitlines()
+    assert [row.split("|")[1:3] for row in rows[2:]] == [
+        [" random ", " NBSVM "], [" blocks ", " none "], [" blocks ", " NBSVM "]]
+    assert f"{figures['chosen_mean']} ({figures['chosen_interval'].replace('%', '')})" in rows[-1]
+    path = tmp_path / "imdb_taught_blocks.json"
+    for change, claim in (("validation", "above the untaught runs on validation"),
+                          ("holdout", "held out in blocks")):
+        turned = json.loads(json.dumps(blocks))
+        if change == "holdout":
+            turned["holdout"] = "reviews"
+        else:
+            turned["taught"]["nbsvm"]["against_whole_review"]["validation"]["low"] = -0.001
+        path.write_text(json.dumps(turned))
+        with pytest.raises(ValueError, match=claim):
+            blocks_figures(path)
+

@@ -9,6 +9,9 @@ probability and in a token's contribution, and how many verdicts differ:
     python tools/records/appendix_web_precision.py --run runs/imdb_cpu --data $IMDB_DIR \
         --record book/results/web_classifier_precision.json
 
+`--run` may also name a checkpoint file, such as the `best.pt` of a run of
+`tools/records/ch11_taught.py`.
+
 What this deliberately does not handle: GPT exports (their table is also the output layer)
 and other quantizations than float16.
 """
@@ -19,14 +22,16 @@ import argparse
 import sys
 from pathlib import Path
 
-from script_arguments import existing_folder, output_file, run_folder
+from script_arguments import checkpoint, existing_folder, output_file
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
-    """The command line, checked: a train-imdb run, the data folder, `--record` writable."""
+    """The command line, checked: a train-imdb run or a checkpoint, the data folder,
+    `--record` writable."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--run", required=True, type=run_folder("train-imdb"),
-                        help="a train-imdb run folder")
+    parser.add_argument("--run", required=True, type=checkpoint("train-imdb"),
+                        help="a train-imdb run folder, or a classifier's checkpoint file "
+                             "(the results.json beside it gives the command and score)")
     parser.add_argument("--data", required=True, type=existing_folder, help="the IMDB folder")
     parser.add_argument("--cache", type=Path, help="the token cache's folder")
     parser.add_argument("--record", required=True, type=output_file, help="JSON file to write")

@@ -8,10 +8,20 @@ excepted: its minutes are added from its `results.json`), the sha256 of the run'
 teacher with at least two seeds: the test accuracies' mean and 95% t-interval, and the paired
 differences with the untaught runs (`book/results/imdb_whole_review.json`) on validation and on
 test, and with bag of words and NBSVM (`book/results/imdb_baselines.json`), every interval from
-`scratchformer.measure.statistics.paired_difference`.
+`scratchformer.measure.statistics.paired_difference`; and the choice validation makes between
+taught and untaught (`CHOICE`), with the chosen model's test accuracies.
 
     python tools/records/ch11_taught_record.py --run runs/taught/nbsvm_seed0.json ... \
         --record book/results/imdb_taught.json
+
+With `--untaught`, the untaught runs are those `train-imdb` folders instead of the
+whole-review record's: runs whose validation was held out in blocks of consecutive reviews
+(`--set validation=blocks`, mostly films the model does not train on), taught and untaught
+alike; the chosen model's test accuracies are then recorded as
+`best_transformer_test_accuracy`, the book's best Transformer.
+
+    python tools/records/ch11_taught_record.py --run runs/blocks/nbsvm_seed0.json ... \
+        --untaught runs/blocks/whole_seed0 ... --record book/results/imdb_taught_blocks.json
 
 What this deliberately does not handle: training (the runs are made beforehand), and teachers
 or settings other than the script's.
@@ -23,7 +33,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from script_arguments import default_record, existing_file, output_file
+from script_arguments import default_record, existing_file, existing_folder, record_argument
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "book" / "results"
@@ -35,8 +45,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--run", type=existing_file, nargs="+", required=True,
                         help="runs of tools/records/ch11_taught.py, with --test")
-    parser.add_argument("--record", type=output_file, default=None,
-                        help=f"JSON file to write (default: {DEFAULT_RECORD.relative_to(ROOT)})")
+    parser.add_argument("--untaught", type=existing_folder, nargs="+", default=None,
+                        help="train-imdb run folders: the untaught runs of the same seeds")
+    record_argument(parser, DEFAULT_RECORD)
     args = parser.parse_args(argv)
     args.record = default_record(parser, args.record, DEFAULT_RECORD)
     return args
@@ -55,6 +66,8 @@ from scratchformer.runs.folders import reader_command, reader_path
 
 from shown_command import tool_command
 
+CHOICE = ("the taught model if its paired difference with the untaught runs on validation "
+          "has a 95% interval above zero, else the untaught")
 COUNTING = {"bag_of_words": "bag of words, logistic regression",
             "nbsvm": "NBSVM, uni+bigrams"}  # the models' names in imdb_baselines.json
 
@@ -75,15 +88,16 @@ def shown_command(words: list[str]) -> str:
     return reader_command(words)
 
 
-def read_run(path: Path) -> tuple[str, str, dict]:
-    """(teacher, seed, the run's entry), checked: tested, one epoch, no limit."""
+def read_run(path: Path) -> tuple[str, str, str, dict]:
+    """(teacher, seed, how its validation was held out, the run's entry), checked: tested,
+    one epoch, no limit."""
     run = json.loads(path.read_text())
     words = shlex.split(run.get("command_as_run", run["command"]))
     teacher, seed = option(words, "--teacher"), option(words, "--seed") or "0"
     if run.get("test") is None or "--limit-unlabelled" in words:
         raise SystemExit(f"{path}: not tested, or on part of the unlabelled reviews")
-    if any(item != "epochs=1" for item in
-           [words[i + 1] for i, word in enumerate(words[:-1]) if word == "--set"]):
+    settings = [words[i + 1] for i, word in enumerate(words[:-1]) if word == "--set"]
+    if any(item != "epochs=1" and not item.startswith("validation=") for item in settings):
         raise SystemExit(f"{path}: settings other than the script's")
     minutes = run["minutes_to_trained"]
     teacher_run = None
@@ -98,7 +112,9 @@ def read_run(path: Path) -> tuple[str, str, dict]:
             raise SystemExit(f"{path}: the teacher was trained with seed "
                              f"{teacher_run['seed']}, the run has seed {seed}")
         minutes += teacher_run["minutes"]
-    return teacher, seed, {
+    holdout = ([item.split("=", 1)[1] for item in settings
+                if item.startswith("validation=")] or ["reviews"])[-1]
+    return teacher, seed, holdout, {
         "command": shown_command(words),
         "command_as_run": shlex.join(words),
         "unlabelled": run["unlabelled"],
@@ -111,16 +127,39 @@ def read_run(path: Path) -> tuple[str, str, dict]:
     }
 
 
+def read_untaught(folder: Path) -> tuple[str, dict]:
+    """(seed, the run's entry) of a train-imdb folder: tested, the whole-review settings."""
+    results = json.loads((folder / "results.json").read_text())
+    train_config = results["train_config"]
+    if ("train-imdb" not in shlex.split(results["command"]) or results.get("test") is None
+            or train_config["truncation"] != "windows"):
+        raise SystemExit(f"{folder}: not a tested train-imdb run reading whole reviews")
+    return str(train_config["seed"]), {
+        "command": reader_command(shlex.split(results["command"])),
+        "holdout": train_config.get("validation", "reviews"),
+        "validation": results["validation"]["accuracy"],
+        "test": {key: results["test"][key] for key in ("accuracy", "loss", "examples")},
+        "minutes": results["seconds"]["total"] / 60,
+        "checkpoint_sha256": file_sha256(folder / "best.pt"),
+    }
+
+
+def accuracies(per_seed: list[float], minutes: float) -> dict:
+    """Test accuracies over seeds: each, their mean and 95% t-interval, minutes a run."""
+    interval = paired_difference(per_seed)
+    return {"per_seed": per_seed, "mean": interval["mean"],
+            "interval_95": [interval["low"], interval["high"]], "df": interval["df"],
+            "minutes": minutes}
+
+
 def summary(runs: dict, whole: dict, counting: dict) -> dict:
     """One teacher's test accuracies, mean and interval, and its paired differences."""
     seeds = sorted(runs, key=int)
     per_seed = [runs[seed]["test"]["accuracy"] for seed in seeds]
-    interval = paired_difference(per_seed)
+    taught = accuracies(per_seed, max(run["minutes"] for run in runs.values()))
     shared = [seed for seed in seeds if seed in whole["test"]]
     return {
-        "seeds": seeds, "per_seed": per_seed, "mean": interval["mean"],
-        "interval_95": [interval["low"], interval["high"]], "df": interval["df"],
-        "minutes": max(run["minutes"] for run in runs.values()),
+        "seeds": seeds, **taught,
         "against_whole_review": {
             "seeds": shared,
             "validation": paired_difference([runs[s]["validation"] for s in shared],
@@ -131,32 +170,66 @@ def summary(runs: dict, whole: dict, counting: dict) -> dict:
         "against_counting": {key: {
             "accuracy": accuracy,
             "difference": paired_difference([a - accuracy for a in per_seed]),
-            "lower_end_above": interval["low"] > accuracy,
+            "lower_end_above": taught["interval_95"][0] > accuracy,
         } for key, accuracy in counting.items()},
     }
 
 
+def chosen_on_validation(taught: dict, untaught: dict) -> dict:
+    """The model `CHOICE` keeps, NBSVM-taught or untaught, with its test accuracies, as
+    `best_transformer_test_accuracy`."""
+    versus = taught["against_whole_review"]
+    if versus["validation"]["low"] > 0:
+        return {"model": "whole review, taught by NBSVM", "rule": CHOICE,
+                "seeds": taught["seeds"], **{key: taught[key] for key in
+                                             ("per_seed", "mean", "interval_95", "df",
+                                              "minutes")}}
+    seeds = versus["seeds"]
+    return {"model": "whole review, untaught", "rule": CHOICE, "seeds": seeds,
+            **accuracies([untaught["test"][s] for s in seeds],
+                         max(untaught["minutes"][s] for s in seeds))}
+
+
 def main(args: argparse.Namespace, argv: list[str]) -> int:
     runs: dict[str, dict] = {}
+    holdouts = set()
     for path in args.run:
-        teacher, seed, entry = read_run(path)
+        teacher, seed, holdout, entry = read_run(path)
+        holdouts.add(holdout)
         if seed in runs.setdefault(teacher, {}):
             raise SystemExit(f"{path}: teacher {teacher}, seed {seed} twice")
         runs[teacher][seed] = entry
-    whole = json.loads((RESULTS / "imdb_whole_review.json").read_text())
-    whole = whole["candidates"]["whole review"]
+    if args.untaught:
+        untaught = dict(read_untaught(folder) for folder in args.untaught)
+        holdouts |= {run["holdout"] for run in untaught.values()}
+        whole = {"validation": {seed: run["validation"] for seed, run in untaught.items()},
+                 "test": {seed: run["test"]["accuracy"] for seed, run in untaught.items()},
+                 "minutes": {seed: run["minutes"] for seed, run in untaught.items()}}
+        source = {}
+    else:
+        whole_record = json.loads((RESULTS / "imdb_whole_review.json").read_text())
+        whole = whole_record["candidates"]["whole review"]
+        holdouts.add("reviews")  # as the whole-review runs held out their validation
+        source = {"whole_review": "book/results/imdb_whole_review.json"}
+    if len(holdouts) != 1:
+        raise SystemExit(f"the runs hold out their validation in different ways: {holdouts}")
     baselines = json.loads((RESULTS / "imdb_baselines.json").read_text())
     counting = {key: next(row for row in baselines["test"] if row["model"] == name)["accuracy"]
                 for key, name in COUNTING.items()}
     record = {
         **tool_command("ch11_taught_record.py", argv, str(args.record)),
-        "sources": {"whole_review": "book/results/imdb_whole_review.json",
-                    "counting": "book/results/imdb_baselines.json"},
+        **({"holdout": holdouts.pop(),
+            "untaught": {seed: untaught[seed] for seed in sorted(untaught, key=int)}}
+           if args.untaught else {}),
+        "sources": {**source, "counting": "book/results/imdb_baselines.json"},
         "runs": {teacher: dict(sorted(seeds.items(), key=lambda item: int(item[0])))
                  for teacher, seeds in sorted(runs.items())},
         "taught": {teacher: summary(seeds, whole, counting)
                    for teacher, seeds in sorted(runs.items()) if len(seeds) >= 2},
     }
+    if args.untaught:
+        record["best_transformer_test_accuracy"] = chosen_on_validation(
+            record["taught"]["nbsvm"], whole)
     write_atomically(args.record,
                      lambda handle: handle.write((json.dumps(record, indent=2) + "\n").encode()))
     for teacher, row in record["taught"].items():
