@@ -140,6 +140,7 @@ def test_the_shared_words_record_and_its_figures(record: dict, tmp_path: Path) -
     validation = [split["reviews"]["validation"]["fit"] for split in shared["seeds"].values()]
     blocks = [split["blocks"]["validation"]["fit"] for split in shared["seeds"].values()]
     test = [split["reviews"]["test"]["fit"] for split in shared["seeds"].values()]
+    assert all(0 < share < 1 for share in validation + blocks + test)
     figures = shared_words_figures()
     assert figures["shared_validation"] == f"{100 * sum(validation) / len(validation):.0f}%"
     assert figures["shared_blocks"] == f"{100 * sum(blocks) / len(blocks):.0f}%"

@@ -62,6 +62,7 @@ import shlex
 from scratchformer.io.files import write_atomically
 from scratchformer.io.fingerprint import file_sha256
 from scratchformer.measure.statistics import paired_difference
+from scratchformer.records.taught import TAUGHT_MODEL
 from scratchformer.runs.folders import reader_command, reader_path
 
 from shown_command import tool_command
@@ -180,7 +181,7 @@ def chosen_on_validation(taught: dict, untaught: dict) -> dict:
     `best_transformer_test_accuracy`."""
     versus = taught["against_whole_review"]
     if versus["validation"]["low"] > 0:
-        return {"model": "whole review, taught by NBSVM", "rule": CHOICE,
+        return {"model": TAUGHT_MODEL, "rule": CHOICE,
                 "seeds": taught["seeds"], **{key: taught[key] for key in
                                              ("per_seed", "mean", "interval_95", "df",
                                               "minutes")}}

@@ -11,7 +11,7 @@ recompute anything but intervals from the record's own per-seed numbers.
 
 Beside it, `book/results/imdb_shared_words.json` (`tools/records/ch11_shared_words.py`): per
 seed's split, the share of the validation reviews' and the test reviews' rare words that the
-fitted reviews also hold, with validation drawn at random and held out in runs of
+fitted reviews also hold, with validation drawn at random and held out in blocks of
 consecutive reviews: the page's measure of why random validation cannot see the gain.
 """
 
@@ -29,6 +29,7 @@ RECORD = Path("book") / "results" / "imdb_taught.json"
 SHARED_WORDS = Path("book") / "results" / "imdb_shared_words.json"
 BLOCKS_RECORD = Path("book") / "results" / "imdb_taught_blocks.json"
 FIT_REVIEWS = 22_500  # the training split less the 2,500 of each run's validation slice
+TAUGHT_MODEL = "whole review, taught by NBSVM"  # the blocks record's name for the taught model
 TEACHERS = {"none": "none", "nbsvm": "NBSVM",
             "transformer": "untaught Transformer"}  # the teachers a record may hold
 
@@ -188,7 +189,7 @@ def blocks_figures(path: Path | None = None) -> dict[str, str]:
             "held out in blocks": record["holdout"] == "blocks",
             "above the untaught runs on validation": versus["validation"]["low"] > 0,
             "above them on test": versus["test"]["low"] > 0,
-            "chosen on validation": best["model"] == "whole review, taught by NBSVM"
+            "chosen on validation": best["model"] == TAUGHT_MODEL
                                     and best["per_seed"] == taught["per_seed"],
             "above bag of words": bag["lower_end_above"],
             "below NBSVM": taught["interval_95"][1] < nbsvm["accuracy"],

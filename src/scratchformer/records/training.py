@@ -29,6 +29,7 @@ from scratchformer.data.framing import CLS_ID, PAD_ID, SEP_ID, encode_review, re
 from scratchformer.data.imdb import ReviewSplit, book_reviews
 from scratchformer.measure.statistics import interval_text, paired_difference
 from scratchformer.records.pages import glue_md, markdown_table, read_record
+from scratchformer.records.taught import TAUGHT_MODEL
 from scratchformer.runs.hardware import busy_note, recorded_load
 
 POSITIVE = ["a brilliant film", "I loved every minute", "superb acting", "truly moving",
@@ -291,7 +292,7 @@ def check_web_model(root: Path) -> None:
     results = root / "book" / "results"
     precision = read_record(results, "web_classifier_precision.json")
     blocks = read_record(results, "imdb_taught_blocks.json")
-    holds(blocks["best_transformer_test_accuracy"]["model"] == "whole review, taught by NBSVM",
+    holds(blocks["best_transformer_test_accuracy"]["model"] == TAUGHT_MODEL,
           "the served model's kind is the one chosen on validation")
     served_run = blocks["runs"]["nbsvm"]["0"]
     holds(precision["checkpoint"]["sha256"] == served_run["checkpoint_sha256"],
