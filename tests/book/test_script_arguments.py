@@ -161,6 +161,19 @@ BAD_ARGUMENTS: dict[str, list[tuple[str, str]]] = {
          "--out {file}: name a .json file"),
         ("--data {data} --cache {empty} --teacher nbsvm --out {dir}.json",
          "--out {dir}.json: {dir} already exists"),
+        ("--data {data} --cache {empty} --teacher nbsvm --sentences 0 --out {out}",
+         "argument --sentences: must be at least 1"),
+    ],
+    "tools/records/ch11_sentences.py": [
+        ("", "the following arguments are required: --data"),
+        ("--data {missing} --cache {empty} --run {imdb}",
+         "argument --data: {missing} does not exist"),
+        ("--data {data} --cache {empty} --run {missing}",
+         "argument --run: {missing} does not exist"),
+        ("--data {data} --cache {empty} --run {file}",
+         "argument --run: {file} is a file, not a folder"),
+        ("--data {data} --cache {empty} --run {imdb} --record {dir}",
+         "argument --record: {dir} is a folder"),
     ],
     "tools/records/ch11_shared_words.py": [
         ("", "the following arguments are required: --data"),
@@ -173,6 +186,7 @@ BAD_ARGUMENTS: dict[str, list[tuple[str, str]]] = {
         ("--run {missing}", "argument --run: {missing} does not exist"),
         ("--run {file} --record {dir}", "argument --record: {dir} is a folder"),
         ("--run {file} --untaught {missing}", "argument --untaught: {missing} does not exist"),
+        ("--run {file} --short {file}", "--short goes with --untaught"),
     ],
     "tools/records/ch11_whole_review.py": [
         ("", "the following arguments are required: --run"),

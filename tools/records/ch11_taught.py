@@ -5,7 +5,9 @@ removed): `nbsvm` is NBSVM with the settings `book/results/imdb_baselines.json` 
 validation, fitted on this run's fit split; `transformer` is a whole-review checkpoint
 (`--teacher-checkpoint`, a `train-imdb` run on the same fit split). The classifier (the
 `cpu` preset read in windows, fp32, 32 reviews a batch, as the whole-review runs) then trains
-on the fit split plus the labelled unlabelled reviews for one epoch in the package's loop
+on the fit split plus the labelled unlabelled reviews (with `--sentences K`, also up to K
+sentences of each of these reviews, `scratchformer.data.sentences`, each labelled as its
+review is) for one epoch in the package's loop
 (`scratchformer.train.engine.train`, as `train-imdb` runs it), validated four times on the
 run's validation slice (held out as `--set validation=...` says, as `train-imdb` holds it
 out); the folder `<out>` without `.json` holds its `best.pt` and `last.pt` and, with
@@ -46,6 +48,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--test", action="store_true", help="test the kept weights once")
     parser.add_argument("--limit-unlabelled", type=positive_int, default=None,
                         help="label only the first N unlabelled reviews (a quick try)")
+    parser.add_argument("--sentences", type=positive_int, default=None, metavar="K",
+                        help="also teach up to K sentences of each review, labelled as it is")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override a setting of the preset (epochs=1 by default)")
     parser.add_argument("--out", type=output_file, required=True, help="the run's JSON")
@@ -75,6 +79,7 @@ from scratchformer.data.holdout import holdout
 from scratchformer.data.imdb import ReviewSplit, load_imdb, load_unlabeled
 from scratchformer.data.review_cache import review_tokens
 from scratchformer.data.review_windows import review_windows
+from scratchformer.data.sentences import draw_sentences
 from scratchformer.io.files import write_atomically
 from scratchformer.measure.baselines import fit_nbsvm
 from scratchformer.measure.evaluation import evaluate, logits_of
@@ -138,11 +143,18 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
                               as_windows(unlabelled_tokens, model_config.max_len))
     print(f"labelled by {args.teacher}: {sum(verdicts) / len(verdicts):.3f} positive",
           flush=True)
+    taught_tokens = [train_tokens[i] for i in fit_index] + list(unlabelled_tokens)
+    taught_labels = fit.labels + verdicts
+    sentences: list = []
+    if args.sentences:  # short texts too: sentences, each labelled as its review is
+        sentences, owners = draw_sentences(taught_tokens, args.sentences, train_config.seed)
+        taught_tokens += sentences
+        taught_labels += [taught_labels[owner] for owner in owners]
+        print(f"{len(sentences)} sentences", flush=True)
     fit_loader = ReviewLoader(
-        as_windows([train_tokens[i] for i in fit_index] + list(unlabelled_tokens),
-                   model_config.max_len),
-        torch.tensor(fit.labels + verdicts), train_config.batch_size, shuffle=True,
-        seed=train_config.seed, length_groups=train_config.length_groups)
+        as_windows(taught_tokens, model_config.max_len), torch.tensor(taught_labels),
+        train_config.batch_size, shuffle=True, seed=train_config.seed,
+        length_groups=train_config.length_groups)
     val_loader = ReviewLoader(
         as_windows([train_tokens[i] for i in val_index], model_config.max_len),
         torch.tensor([train.labels[i] for i in val_index]), 4 * train_config.batch_size,
@@ -162,6 +174,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
         print("test", tested["accuracy"], flush=True)
     result = {**tool_command("ch11_taught.py", argv), "teacher": args.teacher,
               "seed": args.seed, "unlabelled": len(unlabelled),
+              "sentences": len(sentences),
               "history": [{key: value for key, value in row.items() if key != "step_losses"}
                           for row in history],
               "minutes_to_trained": minutes, "test": tested,
