@@ -18,12 +18,15 @@ import pytest
 from conftest import ROOT
 from scratchformer.measure.statistics import paired_difference
 from scratchformer.records.taught import (TaughtRecordError, blocks_figures,
-                                          read_taught_record, shared_words_figures,
+                                          read_sentences_record, read_taught_record,
+                                          sentences_figures, shared_words_figures,
                                           taught_figures, taught_table)
 
 RESULTS = ROOT / "book" / "results"
 RECORD = RESULTS / "imdb_taught.json"
 BLOCKS = RESULTS / "imdb_taught_blocks.json"
+SHORT = RESULTS / "imdb_sentences.json"
+SENTENCES = "nbsvm, sentences"  # the arm that also learned from sentences
 
 
 @pytest.fixture(scope="module")
@@ -74,11 +77,12 @@ def test_each_run_is_what_its_command_says(each_record: dict) -> None:
         for seed, run in runs.items():
             words = shlex.split(run["command"])
             assert words[1] == "tools/records/ch11_taught.py"
-            assert words[words.index("--teacher") + 1] == teacher
+            assert words[words.index("--teacher") + 1] == teacher.split(",")[0]
+            assert ("--sentences" in words) == (teacher == SENTENCES) == (run.get("sentences", 0) > 0)
             assert words[words.index("--seed") + 1] == seed and "--test" in words
             assert run["validation"] == max(row["val_accuracy"] for row in run["history"])
             assert run["test"]["examples"] == 25_000
-            assert (run["teacher_run"] is None) == (teacher == "nbsvm")
+            assert (run["teacher_run"] is None) == teacher.startswith("nbsvm")
             assert (f"validation={holdout}" in words) == (holdout != "reviews")
     for seed, run in record.get("untaught", {}).items():
         words = shlex.split(run["command"])
@@ -115,8 +119,8 @@ def test_the_page_figures_and_table(record: dict, tmp_path: Path) -> None:
     assert figures["taught_minus_whole"].startswith(f"{100 * versus['test']['mean']:+.2f} points")
     taught = record["taught"]["nbsvm"]
     rows = taught_table().data.strip().splitlines()
-    assert rows[2].startswith("| random | NBSVM | 5 |")  # header, rule, then the runs
-    assert (f"{100 * taught['mean']:.2f}% ({100 * taught['interval_95'][0]:.2f} to "
+    assert rows[2].startswith("| random | NBSVM |")  # header, rule, then the runs
+    assert (f"{100 * taught['mean']:.2f}% ({100 * taught['interval_95'][0]:.2f}–"
             f"{100 * taught['interval_95'][1]:.2f})") in rows[2]
     turned = json.loads(json.dumps(record))
     turned["taught"]["nbsvm"]["against_whole_review"]["validation"]["low"] = 0.001
@@ -177,26 +181,82 @@ def test_blocks_choose_the_model_by_the_rule_and_record_it(blocks: dict) -> None
     validation = paired_difference([blocks["runs"]["nbsvm"][s]["validation"]
                                     for s in taught["seeds"]],
                                    [untaught["validation"][s] for s in taught["seeds"]])
-    chosen = "taught by NBSVM" if validation["low"] > 0 else "untaught"
-    assert best["model"] == f"whole review, {chosen}"
-    per_seed = (taught["per_seed"] if chosen != "untaught"
+    arm = "nbsvm" if validation["low"] > 0 else "none"
+    short = read_sentences_record(SHORT)
+    versus = short["differences"]["sentences - taught"]
+    if (arm == "nbsvm" and versus["validation_sentences"]["low"] > 0
+            and versus["validation"]["high"] > 0):
+        arm = SENTENCES
+    assert best["arm"] == arm and short["served"]["arm"] == {
+        "nbsvm": "taught", SENTENCES: "sentences"}.get(arm)
+    per_seed = (blocks["taught"][arm]["per_seed"] if arm != "none"
                 else [untaught["test"][s] for s in taught["seeds"]])
     interval = paired_difference(per_seed)
-    assert best["per_seed"] == per_seed and best["df"] == len(per_seed) - 1
+    assert best["per_seed"] == per_seed and best["df"] == len(per_seed) - 1 >= 4
     assert best["interval_95"] == pytest.approx([interval["low"], interval["high"]], abs=1e-12)
     assert best["minutes"] <= 60
+
+
+def test_the_sentences_record_is_of_the_same_runs_and_recomputes(blocks: dict) -> None:
+    short = read_sentences_record(SHORT)
+    assert short["holdout"] == blocks["holdout"] == "blocks"
+    arms = {"untaught": blocks["untaught"], "taught": blocks["runs"]["nbsvm"],
+            "sentences": blocks["runs"][SENTENCES]}
+    for arm, runs in arms.items():
+        assert sorted(short["runs"][arm], key=int) == sorted(runs, key=int)
+        for seed, run in runs.items():
+            scored = short["runs"][arm][seed]
+            assert scored["checkpoint_sha256"] == run["checkpoint_sha256"]
+            assert scored["validation"] == run["validation"]
+    for name, (arm, other) in {"taught - untaught": ("taught", "untaught"),
+                               "sentences - taught": ("sentences", "taught")}.items():
+        seeds = sorted(short["runs"][arm], key=int)
+        for key in ("validation", "validation_sentences"):
+            expected = paired_difference([short["runs"][arm][s][key] for s in seeds],
+                                         [short["runs"][other][s][key] for s in seeds])
+            assert short["differences"][name][key] == pytest.approx(expected, abs=1e-12)
+    for seed, drawn in short["sentences"]["per_seed"].items():
+        assert 2_000 < drawn["sentences"] <= 2_500 and 3 <= drawn["mean_tokens"] <= 60
+        assert set(short["counting"]["nbsvm"]) == set(short["counting"]["bag_of_words"])
+        assert seed in short["counting"]["nbsvm"]
+
+
+def test_the_sentences_figures_refuse_a_reading_turned_around(tmp_path: Path) -> None:
+    short = read_sentences_record(SHORT)
+    figures = sentences_figures()
+    versus = short["differences"]["sentences - taught"]["validation_sentences"]
+    assert figures["sentences_gain"].startswith(f"{100 * versus['mean']:+.2f} points")
+    path = tmp_path / "imdb_sentences.json"
+    for change, claim in (("gain", "better on validation sentences"), ("served", "served")):
+        turned = json.loads(json.dumps(short))
+        if change == "gain":
+            turned["differences"]["sentences - taught"]["validation_sentences"]["low"] = -0.001
+        else:
+            turned["served"]["arm"] = "taught"
+        path.write_text(json.dumps(turned))
+        with pytest.raises(ValueError, match=claim):
+            sentences_figures(path)
+    turned["runs"]["taught"]["0"]["validation_sentences"] = 1.5
+    path.write_text(json.dumps(turned))
+    with pytest.raises(ValueError, match="from 0 to 1"):
+        read_sentences_record(path)
 
 
 def test_the_blocks_figures_refuse_a_reading_turned_around(blocks: dict,
                                                            tmp_path: Path) -> None:
     figures = blocks_figures()
     best = blocks["best_transformer_test_accuracy"]
-    assert figures["chosen_mean"] == f"{100 * best['mean']:.2f}%"
+    assert figures["chosen_mean"] == f"{100 * blocks['taught']['nbsvm']['mean']:.2f}%"
     assert figures["blocks_seeds"] == str(len(best["per_seed"]))
     rows = taught_table().data.strip().splitlines()
     assert [row.split("|")[1:3] for row in rows[2:]] == [
-        [" random ", " NBSVM "], [" blocks ", " none "], [" blocks ", " NBSVM "]]
-    assert f"{figures['chosen_mean']} ({figures['chosen_interval'].replace('%', '')})" in rows[-1]
+        [" random ", " NBSVM "], [" blocks ", " none "], [" blocks ", " NBSVM "],
+        [" blocks ", " NBSVM + sentences "]]
+    interval = figures["chosen_interval"].replace("%", "").replace(" to ", "–")
+    assert f"{figures['chosen_mean']} ({interval})" in rows[-2]
+    assert rows[2].split("|")[4] == "  "  # the random slice's runs were not scored on sentences
+    with pytest.raises(ValueError, match="5 seeds for NBSVM on the random slice"):
+        taught_table(seeds=4)
     path = tmp_path / "imdb_taught_blocks.json"
     for change, claim in (("validation", "above the untaught runs on validation"),
                           ("holdout", "held out in blocks")):

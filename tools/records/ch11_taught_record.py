@@ -23,6 +23,11 @@ alike; the chosen model's test accuracies are then recorded as
     python tools/records/ch11_taught_record.py --run runs/blocks/nbsvm_seed0.json ... \
         --untaught runs/blocks/whole_seed0 ... --record book/results/imdb_taught_blocks.json
 
+Runs of `ch11_taught.py --sentences` are the arm `nbsvm, sentences`. With `--short` (the
+record `tools/records/ch11_sentences.py` writes of the same runs, scored on one sentence of
+each validation review), the taught model, once chosen, gives way to the one taught with
+sentences where that record's rule serves it.
+
 What this deliberately does not handle: training (the runs are made beforehand), and teachers
 or settings other than the script's.
 """
@@ -47,9 +52,13 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
                         help="runs of tools/records/ch11_taught.py, with --test")
     parser.add_argument("--untaught", type=existing_folder, nargs="+", default=None,
                         help="train-imdb run folders: the untaught runs of the same seeds")
+    parser.add_argument("--short", type=existing_file, default=None,
+                        help="with --untaught: ch11_sentences.py's record of the same runs")
     record_argument(parser, DEFAULT_RECORD)
     args = parser.parse_args(argv)
     args.record = default_record(parser, args.record, DEFAULT_RECORD)
+    if args.short is not None and args.untaught is None:
+        parser.error("--short goes with --untaught")
     return args
 
 
@@ -57,6 +66,7 @@ if __name__ == "__main__":  # bad arguments are refused here, before torch is im
     ARGUMENTS = parse()
 
 import json
+import os
 import shlex
 
 from scratchformer.io.files import write_atomically
@@ -69,6 +79,7 @@ from shown_command import tool_command
 
 CHOICE = ("the taught model if its paired difference with the untaught runs on validation "
           "has a 95% interval above zero, else the untaught")
+SENTENCES = "nbsvm, sentences"  # the arm taught by NBSVM with sentences too (--sentences)
 COUNTING = {"bag_of_words": "bag of words, logistic regression",
             "nbsvm": "NBSVM, uni+bigrams"}  # the models' names in imdb_baselines.json
 
@@ -91,7 +102,8 @@ def shown_command(words: list[str]) -> str:
 
 def read_run(path: Path) -> tuple[str, str, str, dict]:
     """(teacher, seed, how its validation was held out, the run's entry), checked: tested,
-    one epoch, no limit."""
+    one epoch, no limit; a run that also learned from sentences is of the teacher
+    `SENTENCES`."""
     run = json.loads(path.read_text())
     words = shlex.split(run.get("command_as_run", run["command"]))
     teacher, seed = option(words, "--teacher"), option(words, "--seed") or "0"
@@ -115,10 +127,15 @@ def read_run(path: Path) -> tuple[str, str, str, dict]:
         minutes += teacher_run["minutes"]
     holdout = ([item.split("=", 1)[1] for item in settings
                 if item.startswith("validation=")] or ["reviews"])[-1]
+    if run.get("sentences"):
+        if teacher != "nbsvm":
+            raise SystemExit(f"{path}: sentences taught by {teacher}, not NBSVM")
+        teacher = SENTENCES
     return teacher, seed, holdout, {
         "command": shown_command(words),
         "command_as_run": shlex.join(words),
         "unlabelled": run["unlabelled"],
+        "sentences": run.get("sentences", 0),
         "validation": max(row["val_accuracy"] for row in run["history"]),
         "history": run["history"],
         "test": {key: run["test"][key] for key in ("accuracy", "loss", "examples")},
@@ -176,19 +193,37 @@ def summary(runs: dict, whole: dict, counting: dict) -> dict:
     }
 
 
-def chosen_on_validation(taught: dict, untaught: dict) -> dict:
+def chosen_on_validation(taught: dict, untaught: dict, short: dict | None = None) -> dict:
     """The model `CHOICE` keeps, NBSVM-taught or untaught, with its test accuracies, as
-    `best_transformer_test_accuracy`."""
-    versus = taught["against_whole_review"]
+    `best_transformer_test_accuracy`; where the taught model is kept and `short` (the
+    record of `ch11_sentences.py`) serves the model taught with sentences, that one, by the
+    rule `short` states."""
+    versus = taught["nbsvm"]["against_whole_review"]
     if versus["validation"]["low"] > 0:
-        return {"model": TAUGHT_MODEL, "rule": CHOICE,
-                "seeds": taught["seeds"], **{key: taught[key] for key in
-                                             ("per_seed", "mean", "interval_95", "df",
-                                              "minutes")}}
+        rule, arm, name = CHOICE, "nbsvm", TAUGHT_MODEL
+        if short is not None:
+            rule = f"{CHOICE}; then {short['served']['rule']}"
+            if short["served"]["arm"] == "sentences":
+                arm, name = SENTENCES, short["served"]["model"]
+        return {"model": name, "arm": arm, "rule": rule, "seeds": taught[arm]["seeds"],
+                **{key: taught[arm][key] for key in
+                   ("per_seed", "mean", "interval_95", "df", "minutes")}}
     seeds = versus["seeds"]
-    return {"model": "whole review, untaught", "rule": CHOICE, "seeds": seeds,
+    return {"model": "whole review, untaught", "arm": "none", "rule": CHOICE, "seeds": seeds,
             **accuracies([untaught["test"][s] for s in seeds],
                          max(untaught["minutes"][s] for s in seeds))}
+
+
+def read_short(path: Path, runs: dict) -> dict:
+    """`ch11_sentences.py`'s record, checked to score the same weights as these runs."""
+    short = json.loads(path.read_text())
+    arms = {"taught": "nbsvm", "sentences": SENTENCES}
+    for arm, teacher in arms.items():
+        for seed, run in runs.get(teacher, {}).items():
+            scored = short["runs"].get(arm, {}).get(seed)
+            if scored is None or scored["checkpoint_sha256"] != run["checkpoint_sha256"]:
+                raise SystemExit(f"{path}: scores other weights than {teacher} seed {seed}")
+    return short
 
 
 def main(args: argparse.Namespace, argv: list[str]) -> int:
@@ -206,7 +241,8 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
         whole = {"validation": {seed: run["validation"] for seed, run in untaught.items()},
                  "test": {seed: run["test"]["accuracy"] for seed, run in untaught.items()},
                  "minutes": {seed: run["minutes"] for seed, run in untaught.items()}}
-        source = {}
+        source = ({"short": os.path.relpath(args.short.resolve(), ROOT)} if args.short
+                  else {})
     else:
         whole_record = json.loads((RESULTS / "imdb_whole_review.json").read_text())
         whole = whole_record["candidates"]["whole review"]
@@ -229,8 +265,9 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
                    for teacher, seeds in sorted(runs.items()) if len(seeds) >= 2},
     }
     if args.untaught:
+        short = read_short(args.short, record["runs"]) if args.short else None
         record["best_transformer_test_accuracy"] = chosen_on_validation(
-            record["taught"]["nbsvm"], whole)
+            record["taught"], whole, short)
     write_atomically(args.record,
                      lambda handle: handle.write((json.dumps(record, indent=2) + "\n").encode()))
     for teacher, row in record["taught"].items():

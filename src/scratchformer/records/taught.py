@@ -18,6 +18,7 @@ consecutive reviews: the page's measure of why random validation cannot see the 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from IPython.display import Markdown
@@ -30,7 +31,8 @@ SHARED_WORDS = Path("book") / "results" / "imdb_shared_words.json"
 BLOCKS_RECORD = Path("book") / "results" / "imdb_taught_blocks.json"
 FIT_REVIEWS = 22_500  # the training split less the 2,500 of each run's validation slice
 TAUGHT_MODEL = "whole review, taught by NBSVM"  # the blocks record's name for the taught model
-TEACHERS = {"none": "none", "nbsvm": "NBSVM",
+SENTENCES_RECORD = Path("book") / "results" / "imdb_sentences.json"
+TEACHERS = {"none": "none", "nbsvm": "NBSVM", "nbsvm, sentences": "NBSVM + sentences",
             "transformer": "untaught Transformer"}  # the teachers a record may hold
 
 
@@ -66,26 +68,52 @@ def read_taught_record(path: Path | None = None, default: Path = RECORD) -> dict
     return record
 
 
-def taught_table(path: Path | None = None, blocks: Path | None = None) -> Markdown:
+SHORT_ARMS = {"none": "untaught", "nbsvm": "taught",
+              "nbsvm, sentences": "sentences"}  # the sentences record's names for the arms
+
+
+def taught_table(path: Path | None = None, blocks: Path | None = None,
+                 short: Path | None = None, seeds: int = 5) -> Markdown:
     """The page's table: NBSVM's teaching with validation drawn at random, then with
-    validation held out in blocks (`imdb_taught_blocks.json`), its untaught runs first. A row
-    gives the seeds, the mean validation accuracy, the mean test accuracy with its 95%
-    t-interval, and the minutes per run at most."""
+    validation held out in blocks (`imdb_taught_blocks.json`), its untaught runs first and the
+    runs that also learned from sentences last; every row of `seeds` runs (a ValueError
+    otherwise: the page says how many). A row gives the mean validation
+    accuracy on whole reviews and, for the blocks rows, on one sentence of each validation
+    review (`imdb_sentences.json`), the mean test accuracy with its 95% t-interval, and the
+    minutes ("min") per run at most."""
+    short_runs = read_sentences_record(short)["runs"]
     rows = []
     for slice_name, record in (("random", read_taught_record(path)),
                                ("blocks", read_taught_record(blocks, BLOCKS_RECORD))):
         arms = {**({"none": record["untaught"]} if "untaught" in record else {}),
-                "nbsvm": record["runs"]["nbsvm"]}
+                **{teacher: record["runs"][teacher] for teacher in ("nbsvm", "nbsvm, sentences")
+                   if teacher in record["runs"]}}
         for teacher, runs in arms.items():
             test = [run["test"]["accuracy"] for run in runs.values()]
             interval = paired_difference(test)
             validation = sum(run["validation"] for run in runs.values()) / len(runs)
-            rows.append([slice_name, TEACHERS[teacher], len(runs), f"{100 * validation:.2f}%",
-                         f"{100 * interval['mean']:.2f}% ({100 * interval['low']:.2f} to "
+            scored = short_runs.get(SHORT_ARMS[teacher], {}) if slice_name == "blocks" else {}
+            sentences = ""
+            if set(runs) <= set(scored):
+                mean = sum(scored[seed]["validation_sentences"] for seed in runs) / len(runs)
+                sentences = f"{100 * mean:.2f}%"
+            if len(runs) != seeds:
+                raise ValueError(f"{len(runs)} seeds for {TEACHERS[teacher]} on the "
+                                 f"{slice_name} slice, where the page says {seeds}")
+            rows.append([slice_name, TEACHERS[teacher], f"{100 * validation:.2f}%", sentences,
+                         f"{100 * interval['mean']:.2f}% ({100 * interval['low']:.2f}–"
                          f"{100 * interval['high']:.2f})",
                          f"{max(run['minutes'] for run in runs.values()):.0f}"])
-    return markdown_table(["slice", "teacher", "seeds", "validation", "test (95% interval)",
-                           "minutes"], rows)
+    return markdown_table(["slice", "teacher", "validation", "sentences",
+                           "test (95% interval)", "min"], rows)
+
+
+def test_figures(name: str, summary: dict) -> dict[str, str]:
+    """A model's test accuracies over seeds as the page quotes them: `<name>_mean` and
+    `<name>_interval` (95%)."""
+    low, high = summary["interval_95"]
+    return {f"{name}_mean": f"{100 * summary['mean']:.2f}%",
+            f"{name}_interval": f"{100 * low:.2f}% to {100 * high:.2f}%"}
 
 
 def _points(difference: dict) -> dict:
@@ -133,20 +161,20 @@ def shared_words_figures(path: Path | None = None) -> dict[str, str]:
 
     Described in chapter 11, "Learning from unlabelled reviews"."""
     source = path if path is not None else book_root() / SHARED_WORDS
+    record = tool_record(source, "ch11_shared_words.py", lambda record: (
+        record["seeds"], record["rare"]["reviews_using_it"],
+        record["neighbours_sharing_a_rare_word"]["next"],
+        record["neighbours_sharing_a_rare_word"]["random"]))
     try:
-        record = json.loads(source.read_text())
         shares = {seed: (split["reviews"]["validation"]["fit"],
                          split["blocks"]["validation"]["fit"], split["reviews"]["test"]["fit"])
                   for seed, split in record["seeds"].items()}
-        rare = record["rare"]["reviews_using_it"]
-        neighbours = record["neighbours_sharing_a_rare_word"]
-        next_review, random_review = neighbours["next"], neighbours["random"]
-    except FileNotFoundError:
-        raise ValueError(f"{source} does not exist: write it with "
-                         "tools/records/ch11_shared_words.py") from None
-    except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as err:
+    except (KeyError, TypeError) as err:
         raise ValueError(f"{source} is not the record tools/records/ch11_shared_words.py "
                          f"writes ({type(err).__name__}: {err})") from None
+    rare = record["rare"]["reviews_using_it"]
+    neighbours = record["neighbours_sharing_a_rare_word"]
+    next_review, random_review = neighbours["next"], neighbours["random"]
     if (not shares or next_review <= random_review
             or any(not reviews > blocks > test for reviews, blocks, test in shares.values())):
         raise ValueError(f"{source} no longer supports chapter 11's reading: validation at "
@@ -189,8 +217,8 @@ def blocks_figures(path: Path | None = None) -> dict[str, str]:
             "held out in blocks": record["holdout"] == "blocks",
             "above the untaught runs on validation": versus["validation"]["low"] > 0,
             "above them on test": versus["test"]["low"] > 0,
-            "chosen on validation": best["model"] == TAUGHT_MODEL
-                                    and best["per_seed"] == taught["per_seed"],
+            "chosen on validation": best["arm"] in ("nbsvm", "nbsvm, sentences") and
+                                    best["per_seed"] == record["taught"][best["arm"]]["per_seed"],
             "above bag of words": bag["lower_end_above"],
             "below NBSVM": taught["interval_95"][1] < nbsvm["accuracy"],
             "within 60 minutes": max(taught["minutes"], untaught_minutes) <= 60,
@@ -205,11 +233,88 @@ def blocks_figures(path: Path | None = None) -> dict[str, str]:
         "blocks_seeds": str(len(best["per_seed"])),
         "blocks_minus_whole_validation": interval_text(_points(versus["validation"])),
         "blocks_minus_whole": interval_text(_points(versus["test"])),
-        "chosen_mean": f"{100 * best['mean']:.2f}%",
-        "chosen_interval": (f"{100 * best['interval_95'][0]:.2f}% to "
-                            f"{100 * best['interval_95'][1]:.2f}%"),
-        "chosen_minutes": f"{best['minutes']:.0f}",
+        **test_figures("chosen", taught),
         "chosen_minus_bag": interval_text(_points(bag["difference"])),
-        "chosen_minus_nbsvm": interval_text(_points(nbsvm["difference"])),
     }
 
+
+
+def tool_record(source: Path, tool: str, check: Callable[[dict], object]) -> dict:
+    """The JSON record at `source` that `tools/records/<tool>` writes, once `check(record)`
+    has read what the page needs without error; a ValueError naming the file otherwise."""
+    try:
+        record = json.loads(source.read_text())
+        check(record)
+    except FileNotFoundError:
+        raise ValueError(f"{source} does not exist: write it with "
+                         f"tools/records/{tool}") from None
+    except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as err:
+        raise ValueError(f"{source} is not the record tools/records/{tool} "
+                         f"writes ({type(err).__name__}: {err})") from None
+    return record
+
+
+def read_sentences_record(path: Path | None = None) -> dict:
+    """`imdb_sentences.json` (`tools/records/ch11_sentences.py`), its accuracies checked to be
+    numbers from 0 to 1; a ValueError naming the file otherwise."""
+    source = path if path is not None else book_root() / SENTENCES_RECORD
+
+    def accuracies(record: dict) -> list:
+        record["served"]["arm"], record["differences"]["sentences - taught"]  # or KeyError
+        return [run[key] for runs in record["runs"].values() for run in runs.values()
+                for key in ("validation", "validation_sentences")] + [
+            v for seeds in record["counting"].values() for v in seeds.values()]
+
+    record = tool_record(source, "ch11_sentences.py", accuracies)
+    values = accuracies(record)
+    if not values or not all(isinstance(v, float) and 0 <= v <= 1 for v in values):
+        raise ValueError(f"{source}: an accuracy that is not a number from 0 to 1")
+    return record
+
+
+def sentences_figures(path: Path | None = None, blocks: Path | None = None) -> dict[str, str]:
+    """What chapter 11's prose quotes of the runs that also learned from sentences: the
+    models' mean accuracy on one sentence of each validation review (the counting models
+    fitted on each seed's fit split), the paired differences with the taught runs on those
+    sentences and on whole validation reviews, and the model chosen for the box, as text,
+    keyed by glue name.
+
+    Refuses (ValueError) records that no longer support what the prose says: the sentences
+    arm above the taught one on validation sentences, its interval above zero, and not below
+    it on whole validation reviews, so that both records choose it; its test interval above
+    bag of words; every run within 60 minutes.
+
+    Described in chapter 11, "Learning from unlabelled reviews"."""
+    short = read_sentences_record(path)
+    record = read_taught_record(blocks, BLOCKS_RECORD)
+    try:
+        versus = short["differences"]["sentences - taught"]
+        arm, best = record["taught"]["nbsvm, sentences"], record["best_transformer_test_accuracy"]
+        claims = {
+            "better on validation sentences": versus["validation_sentences"]["low"] > 0,
+            "not worse on whole validation reviews": versus["validation"]["high"] > 0,
+            "served": short["served"]["arm"] == "sentences",
+            "the book's best": best["arm"] == "nbsvm, sentences",
+            "above bag of words": arm["against_counting"]["bag_of_words"]["lower_end_above"],
+            "within 60 minutes": arm["minutes"] <= 60,
+        }
+    except (KeyError, TypeError) as err:
+        raise ValueError(f"the sentences records are not the shape their tools write "
+                         f"({err!r})") from None
+    broken = [claim for claim, holds in claims.items() if not holds]
+    if broken:
+        raise ValueError(f"the sentences records no longer support chapter 11's reading: "
+                         f"{broken}")
+
+    def mean(seeds: dict) -> str:
+        return f"{100 * sum(seeds.values()) / len(seeds):.1f}%"
+
+    first = next(iter(record["runs"]["nbsvm, sentences"].values()))
+    return {
+        "sentences_taught": f"{first['sentences']:,}",
+        "sentences_bag": mean(short["counting"]["bag_of_words"]),
+        "sentences_nbsvm": mean(short["counting"]["nbsvm"]),
+        "sentences_gain": interval_text(_points(versus["validation_sentences"])),
+        "sentences_gain_whole": interval_text(_points(versus["validation"])),
+        **test_figures("sentences", best),
+    }
