@@ -12,7 +12,8 @@ sentences without a final mark (a review's last words are kept only if they fit 
 and a sentence's own sentiment (whoever uses them labels them: a teacher's verdict, or the
 review's label as a noisy stand-in).
 
-Written by hand, not exported: chapter 11 describes it in its section "Short reviews".
+Written by hand, not exported: chapter 11 describes it in its section "Learning from
+unlabelled reviews".
 """
 
 import functools
@@ -53,7 +54,7 @@ def draw_sentences(reviews: list[np.ndarray], per_review: int, seed: int,
     """Up to `per_review` sentences of each review, drawn without replacement with `seed`:
     `(sentences, owners)`, `owners[j]` the index of the review sentence `j` came from.
 
-    Described in chapter 11, section "Short reviews".
+    Described in chapter 11, section "Learning from unlabelled reviews".
     """
     if per_review < 1:
         raise ValueError(f"per_review must be at least 1, got {per_review}")

@@ -1,4 +1,5 @@
-"""A review's sentences, cut from its GPT-2 tokens (chapter 11, "Short reviews")."""
+"""A review's sentences, cut from its GPT-2 tokens (chapter 11, "Learning from unlabelled
+reviews")."""
 
 import numpy as np
 import pytest
