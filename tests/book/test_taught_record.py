@@ -17,8 +17,9 @@ import pytest
 
 from conftest import ROOT
 from scratchformer.measure.statistics import paired_difference
-from scratchformer.records.taught import (TaughtRecordError, blocks_figures,
-                                          read_sentences_record, read_taught_record,
+from scratchformer.records.taught import (SENTENCES_ARM, TaughtRecordError,
+                                          blocks_figures, read_sentences_record,
+                                          read_taught_record,
                                           sentences_figures, shared_words_figures,
                                           taught_figures, taught_table)
 
@@ -26,7 +27,6 @@ RESULTS = ROOT / "book" / "results"
 RECORD = RESULTS / "imdb_taught.json"
 BLOCKS = RESULTS / "imdb_taught_blocks.json"
 SHORT = RESULTS / "imdb_sentences.json"
-SENTENCES = "nbsvm, sentences"  # the arm that also learned from sentences
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +78,8 @@ def test_each_run_is_what_its_command_says(each_record: dict) -> None:
             words = shlex.split(run["command"])
             assert words[1] == "tools/records/ch11_taught.py"
             assert words[words.index("--teacher") + 1] == teacher.split(",")[0]
-            assert ("--sentences" in words) == (teacher == SENTENCES) == (run.get("sentences", 0) > 0)
+            taught_sentences = run.get("sentences", 0) > 0
+            assert ("--sentences" in words) == (teacher == SENTENCES_ARM) == taught_sentences
             assert words[words.index("--seed") + 1] == seed and "--test" in words
             assert run["validation"] == max(row["val_accuracy"] for row in run["history"])
             assert run["test"]["examples"] == 25_000
@@ -186,9 +187,9 @@ def test_blocks_choose_the_model_by_the_rule_and_record_it(blocks: dict) -> None
     versus = short["differences"]["sentences - taught"]
     if (arm == "nbsvm" and versus["validation_sentences"]["low"] > 0
             and versus["validation"]["high"] > 0):
-        arm = SENTENCES
+        arm = SENTENCES_ARM
     assert best["arm"] == arm and short["served"]["arm"] == {
-        "nbsvm": "taught", SENTENCES: "sentences"}.get(arm)
+        "nbsvm": "taught", SENTENCES_ARM: "sentences"}.get(arm)
     per_seed = (blocks["taught"][arm]["per_seed"] if arm != "none"
                 else [untaught["test"][s] for s in taught["seeds"]])
     interval = paired_difference(per_seed)
@@ -201,7 +202,7 @@ def test_the_sentences_record_is_of_the_same_runs_and_recomputes(blocks: dict) -
     short = read_sentences_record(SHORT)
     assert short["holdout"] == blocks["holdout"] == "blocks"
     arms = {"untaught": blocks["untaught"], "taught": blocks["runs"]["nbsvm"],
-            "sentences": blocks["runs"][SENTENCES]}
+            "sentences": blocks["runs"][SENTENCES_ARM]}
     for arm, runs in arms.items():
         assert sorted(short["runs"][arm], key=int) == sorted(runs, key=int)
         for seed, run in runs.items():

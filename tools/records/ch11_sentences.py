@@ -67,13 +67,14 @@ from scratchformer.io.fingerprint import file_sha256
 from scratchformer.measure.baselines import fit_bag_of_words, fit_nbsvm
 from scratchformer.measure.evaluation import evaluate
 from scratchformer.measure.statistics import paired_difference
+from scratchformer.records.taught import TAUGHT_MODEL
 from scratchformer.runs.checkpoint import load_checkpoint
 from scratchformer.train.presets import preset
 
-from shown_command import tool_command
+from shown_command import tool_command, validation_held_out
 
-ARMS = {"untaught": "whole review, untaught", "taught": "whole review, taught by NBSVM",
-        "sentences": "whole review, taught by NBSVM, with sentences"}
+ARMS = {"untaught": "whole review, untaught", "taught": TAUGHT_MODEL,
+        "sentences": f"{TAUGHT_MODEL}, with sentences"}
 SERVED = ("the model taught with sentences if its paired difference with the taught model on "
           "validation sentences has a 95% interval above zero and on whole validation "
           "reviews an interval that reaches above zero, else the taught model")
@@ -83,10 +84,7 @@ def read_run(folder: Path) -> tuple[str, int, str, float, str]:
     """(arm, seed, holdout, best whole-review validation accuracy, command) of a run folder."""
     results = json.loads((folder / "results.json").read_text())
     if "teacher" in results:  # a run of ch11_taught.py
-        words = shlex.split(results["command"])
-        settings = [words[i + 1] for i, word in enumerate(words[:-1]) if word == "--set"]
-        held = ([s.split("=", 1)[1] for s in settings if s.startswith("validation=")]
-                or ["reviews"])[-1]
+        held = validation_held_out(shlex.split(results["command"]))
         arm = "sentences" if results.get("sentences") else "taught"
         if results["teacher"] != "nbsvm":
             raise SystemExit(f"{folder}: taught by {results['teacher']}, not NBSVM")

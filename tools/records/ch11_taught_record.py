@@ -72,14 +72,13 @@ import shlex
 from scratchformer.io.files import write_atomically
 from scratchformer.io.fingerprint import file_sha256
 from scratchformer.measure.statistics import paired_difference
-from scratchformer.records.taught import TAUGHT_MODEL
+from scratchformer.records.taught import SENTENCES_ARM, SHORT_ARMS, TAUGHT_MODEL
 from scratchformer.runs.folders import reader_command, reader_path
 
-from shown_command import tool_command
+from shown_command import set_values, tool_command, validation_held_out
 
 CHOICE = ("the taught model if its paired difference with the untaught runs on validation "
           "has a 95% interval above zero, else the untaught")
-SENTENCES = "nbsvm, sentences"  # the arm taught by NBSVM with sentences too (--sentences)
 COUNTING = {"bag_of_words": "bag of words, logistic regression",
             "nbsvm": "NBSVM, uni+bigrams"}  # the models' names in imdb_baselines.json
 
@@ -103,14 +102,14 @@ def shown_command(words: list[str]) -> str:
 def read_run(path: Path) -> tuple[str, str, str, dict]:
     """(teacher, seed, how its validation was held out, the run's entry), checked: tested,
     one epoch, no limit; a run that also learned from sentences is of the teacher
-    `SENTENCES`."""
+    `SENTENCES_ARM`."""
     run = json.loads(path.read_text())
     words = shlex.split(run.get("command_as_run", run["command"]))
     teacher, seed = option(words, "--teacher"), option(words, "--seed") or "0"
     if run.get("test") is None or "--limit-unlabelled" in words:
         raise SystemExit(f"{path}: not tested, or on part of the unlabelled reviews")
-    settings = [words[i + 1] for i, word in enumerate(words[:-1]) if word == "--set"]
-    if any(item != "epochs=1" and not item.startswith("validation=") for item in settings):
+    if any(item != "epochs=1" and not item.startswith("validation=")
+           for item in set_values(words)):
         raise SystemExit(f"{path}: settings other than the script's")
     minutes = run["minutes_to_trained"]
     teacher_run = None
@@ -125,13 +124,11 @@ def read_run(path: Path) -> tuple[str, str, str, dict]:
             raise SystemExit(f"{path}: the teacher was trained with seed "
                              f"{teacher_run['seed']}, the run has seed {seed}")
         minutes += teacher_run["minutes"]
-    holdout = ([item.split("=", 1)[1] for item in settings
-                if item.startswith("validation=")] or ["reviews"])[-1]
     if run.get("sentences"):
         if teacher != "nbsvm":
             raise SystemExit(f"{path}: sentences taught by {teacher}, not NBSVM")
-        teacher = SENTENCES
-    return teacher, seed, holdout, {
+        teacher = SENTENCES_ARM
+    return teacher, seed, validation_held_out(words), {
         "command": shown_command(words),
         "command_as_run": shlex.join(words),
         "unlabelled": run["unlabelled"],
@@ -204,7 +201,7 @@ def chosen_on_validation(taught: dict, untaught: dict, short: dict | None = None
         if short is not None:
             rule = f"{CHOICE}; then {short['served']['rule']}"
             if short["served"]["arm"] == "sentences":
-                arm, name = SENTENCES, short["served"]["model"]
+                arm, name = SENTENCES_ARM, short["served"]["model"]
         return {"model": name, "arm": arm, "rule": rule, "seeds": taught[arm]["seeds"],
                 **{key: taught[arm][key] for key in
                    ("per_seed", "mean", "interval_95", "df", "minutes")}}
@@ -217,8 +214,7 @@ def chosen_on_validation(taught: dict, untaught: dict, short: dict | None = None
 def read_short(path: Path, runs: dict) -> dict:
     """`ch11_sentences.py`'s record, checked to score the same weights as these runs."""
     short = json.loads(path.read_text())
-    arms = {"taught": "nbsvm", "sentences": SENTENCES}
-    for arm, teacher in arms.items():
+    for teacher, arm in SHORT_ARMS.items():  # the untaught runs are not of `runs`
         for seed, run in runs.get(teacher, {}).items():
             scored = short["runs"].get(arm, {}).get(seed)
             if scored is None or scored["checkpoint_sha256"] != run["checkpoint_sha256"]:

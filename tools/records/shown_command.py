@@ -16,6 +16,18 @@ ROOT = Path(__file__).resolve().parents[2]
 RUN_OPTIONS = ("--run", "--gpt", "--work", "--selection", "--partial")  # the tools' run folders
 
 
+def set_values(words: list[str]) -> list[str]:
+    """The `KEY=VALUE` of each `--set` in a command's words, in order."""
+    return [words[i + 1] for i, word in enumerate(words[:-1]) if word == "--set"]
+
+
+def validation_held_out(words: list[str]) -> str:
+    """How a run of these words held out its validation: its last `--set validation=...`,
+    else `reviews` (the default)."""
+    return ([item.split("=", 1)[1] for item in set_values(words)
+             if item.startswith("validation=")] or ["reviews"])[-1]
+
+
 def tool_command(script: str, argv: list[str], record: str | None = None) -> dict[str, str]:
     """`command_record` of `python tools/records/<script> <argv>`, where `record` (where it is
     one of `argv`, not a default) is shown relative to the repository's root if it lies inside

@@ -179,10 +179,10 @@ def reading_figures(record: dict) -> dict[str, str]:
 
     Refuses (ValueError) a record that no longer supports what the prose says: the served
     model behind NBSVM and ahead of bag of words, both intervals holding zero; at most a
-    quarter of the served model's errors, and none of bag of words', with conviction; bag of words tying every pair; the
-    served model ordering no more pairs than the low end of a coin's 95% range, reversing
-    more than it orders, and giving most pairs' two texts one verdict; NBSVM ordering more,
-    and both texts right more often.
+    quarter of the served model's errors, and none of bag of words', with conviction; bag of
+    words tying every pair; the served model ordering no more pairs than the low end of a
+    coin's 95% range, reversing more than it orders, and giving most pairs' two texts one
+    verdict; NBSVM ordering more, and both texts right more often.
 
     Described in chapter 11, "Reviews it has never seen"."""
     figures = handwritten_figures(record)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from IPython.display import Markdown
 
@@ -31,9 +32,13 @@ SHARED_WORDS = Path("book") / "results" / "imdb_shared_words.json"
 BLOCKS_RECORD = Path("book") / "results" / "imdb_taught_blocks.json"
 FIT_REVIEWS = 22_500  # the training split less the 2,500 of each run's validation slice
 TAUGHT_MODEL = "whole review, taught by NBSVM"  # the blocks record's name for the taught model
+SENTENCES_ARM = "nbsvm, sentences"  # the blocks record's arm taught with sentences too
 SENTENCES_RECORD = Path("book") / "results" / "imdb_sentences.json"
-TEACHERS = {"none": "none", "nbsvm": "NBSVM", "nbsvm, sentences": "NBSVM + sentences",
+TEACHERS = {"none": "none", "nbsvm": "NBSVM", SENTENCES_ARM: "NBSVM + sentences",
             "transformer": "untaught Transformer"}  # the teachers a record may hold
+
+
+T = TypeVar("T")
 
 
 class TaughtRecordError(ValueError):
@@ -69,7 +74,7 @@ def read_taught_record(path: Path | None = None, default: Path = RECORD) -> dict
 
 
 SHORT_ARMS = {"none": "untaught", "nbsvm": "taught",
-              "nbsvm, sentences": "sentences"}  # the sentences record's names for the arms
+              SENTENCES_ARM: "sentences"}  # the sentences record's names for the arms
 
 
 def taught_table(path: Path | None = None, blocks: Path | None = None,
@@ -86,7 +91,7 @@ def taught_table(path: Path | None = None, blocks: Path | None = None,
     for slice_name, record in (("random", read_taught_record(path)),
                                ("blocks", read_taught_record(blocks, BLOCKS_RECORD))):
         arms = {**({"none": record["untaught"]} if "untaught" in record else {}),
-                **{teacher: record["runs"][teacher] for teacher in ("nbsvm", "nbsvm, sentences")
+                **{teacher: record["runs"][teacher] for teacher in ("nbsvm", SENTENCES_ARM)
                    if teacher in record["runs"]}}
         for teacher, runs in arms.items():
             test = [run["test"]["accuracy"] for run in runs.values()]
@@ -161,19 +166,12 @@ def shared_words_figures(path: Path | None = None) -> dict[str, str]:
 
     Described in chapter 11, "Learning from unlabelled reviews"."""
     source = path if path is not None else book_root() / SHARED_WORDS
-    record = tool_record(source, "ch11_shared_words.py", lambda record: (
-        record["seeds"], record["rare"]["reviews_using_it"],
-        record["neighbours_sharing_a_rare_word"]["next"],
-        record["neighbours_sharing_a_rare_word"]["random"]))
-    try:
-        shares = {seed: (split["reviews"]["validation"]["fit"],
-                         split["blocks"]["validation"]["fit"], split["reviews"]["test"]["fit"])
-                  for seed, split in record["seeds"].items()}
-    except (KeyError, TypeError) as err:
-        raise ValueError(f"{source} is not the record tools/records/ch11_shared_words.py "
-                         f"writes ({type(err).__name__}: {err})") from None
-    rare = record["rare"]["reviews_using_it"]
-    neighbours = record["neighbours_sharing_a_rare_word"]
+    shares, rare, neighbours = tool_record(
+        source, "ch11_shared_words.py", lambda record: (
+            {seed: (split["reviews"]["validation"]["fit"], split["blocks"]["validation"]["fit"],
+                    split["reviews"]["test"]["fit"]) for seed, split in record["seeds"].items()},
+            record["rare"]["reviews_using_it"],
+            {key: record["neighbours_sharing_a_rare_word"][key] for key in ("next", "random")}))
     next_review, random_review = neighbours["next"], neighbours["random"]
     if (not shares or next_review <= random_review
             or any(not reviews > blocks > test for reviews, blocks, test in shares.values())):
@@ -217,7 +215,7 @@ def blocks_figures(path: Path | None = None) -> dict[str, str]:
             "held out in blocks": record["holdout"] == "blocks",
             "above the untaught runs on validation": versus["validation"]["low"] > 0,
             "above them on test": versus["test"]["low"] > 0,
-            "chosen on validation": best["arm"] in ("nbsvm", "nbsvm, sentences") and
+            "chosen on validation": best["arm"] in ("nbsvm", SENTENCES_ARM) and
                                     best["per_seed"] == record["taught"][best["arm"]]["per_seed"],
             "above bag of words": bag["lower_end_above"],
             "below NBSVM": taught["interval_95"][1] < nbsvm["accuracy"],
@@ -239,19 +237,18 @@ def blocks_figures(path: Path | None = None) -> dict[str, str]:
 
 
 
-def tool_record(source: Path, tool: str, check: Callable[[dict], object]) -> dict:
-    """The JSON record at `source` that `tools/records/<tool>` writes, once `check(record)`
-    has read what the page needs without error; a ValueError naming the file otherwise."""
+def tool_record(source: Path, tool: str, read: Callable[[dict], T]) -> T:
+    """`read(record)` of the JSON record at `source` that `tools/records/<tool>` writes: what
+    the page needs of it; a ValueError naming the file where it is missing or `read` finds
+    it of another shape."""
     try:
-        record = json.loads(source.read_text())
-        check(record)
+        return read(json.loads(source.read_text()))
     except FileNotFoundError:
         raise ValueError(f"{source} does not exist: write it with "
                          f"tools/records/{tool}") from None
     except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as err:
         raise ValueError(f"{source} is not the record tools/records/{tool} "
                          f"writes ({type(err).__name__}: {err})") from None
-    return record
 
 
 def read_sentences_record(path: Path | None = None) -> dict:
@@ -259,14 +256,13 @@ def read_sentences_record(path: Path | None = None) -> dict:
     numbers from 0 to 1; a ValueError naming the file otherwise."""
     source = path if path is not None else book_root() / SENTENCES_RECORD
 
-    def accuracies(record: dict) -> list:
+    def with_accuracies(record: dict) -> tuple[dict, list]:
         record["served"]["arm"], record["differences"]["sentences - taught"]  # or KeyError
-        return [run[key] for runs in record["runs"].values() for run in runs.values()
-                for key in ("validation", "validation_sentences")] + [
+        return record, [run[key] for runs in record["runs"].values() for run in runs.values()
+                        for key in ("validation", "validation_sentences")] + [
             v for seeds in record["counting"].values() for v in seeds.values()]
 
-    record = tool_record(source, "ch11_sentences.py", accuracies)
-    values = accuracies(record)
+    record, values = tool_record(source, "ch11_sentences.py", with_accuracies)
     if not values or not all(isinstance(v, float) and 0 <= v <= 1 for v in values):
         raise ValueError(f"{source}: an accuracy that is not a number from 0 to 1")
     return record
@@ -289,12 +285,12 @@ def sentences_figures(path: Path | None = None, blocks: Path | None = None) -> d
     record = read_taught_record(blocks, BLOCKS_RECORD)
     try:
         versus = short["differences"]["sentences - taught"]
-        arm, best = record["taught"]["nbsvm, sentences"], record["best_transformer_test_accuracy"]
+        arm, best = record["taught"][SENTENCES_ARM], record["best_transformer_test_accuracy"]
         claims = {
             "better on validation sentences": versus["validation_sentences"]["low"] > 0,
             "not worse on whole validation reviews": versus["validation"]["high"] > 0,
             "served": short["served"]["arm"] == "sentences",
-            "the book's best": best["arm"] == "nbsvm, sentences",
+            "the book's best": best["arm"] == SENTENCES_ARM,
             "above bag of words": arm["against_counting"]["bag_of_words"]["lower_end_above"],
             "within 60 minutes": arm["minutes"] <= 60,
         }
@@ -309,7 +305,7 @@ def sentences_figures(path: Path | None = None, blocks: Path | None = None) -> d
     def mean(seeds: dict) -> str:
         return f"{100 * sum(seeds.values()) / len(seeds):.1f}%"
 
-    first = next(iter(record["runs"]["nbsvm, sentences"].values()))
+    first = next(iter(record["runs"][SENTENCES_ARM].values()))
     return {
         "sentences_taught": f"{first['sentences']:,}",
         "sentences_bag": mean(short["counting"]["bag_of_words"]),
