@@ -41,8 +41,8 @@ from scratchformer.runs.provenance import resume_advice
 from scratchformer.tokenize.bpe import BPETokenizer
 from scratchformer.train.checks import check_model_fits
 from scratchformer.train.presets import apply_overrides
-from scratchformer.train.pretrain import (PretrainConfig, build_pretrainer, pretrain,
-                                          read_pretraining)
+from scratchformer.train.pretrain import (OBJECTIVES, PretrainConfig, build_pretrainer,
+                                          pretrain, read_pretraining)
 
 
 PRETRAIN_PRESETS: dict[str, dict[str, dict]] = {
@@ -221,7 +221,7 @@ def add_pretrain_commands(commands: argparse._SubParsersAction) -> None:
     Described in the appendix "Running it for real", section "Commands for pretraining".
     """
     run = commands.add_parser("pretrain", help="pretrain chapter 10's encoder on IMDB's "
-                              "text (masked LM or ELECTRA)")
+                              "text (masked LM, ELECTRA or next-token)")
     run.set_defaults(run=run_pretrain)
     option = run.add_argument
     option("--data", type=user_path, help="IMDB folder (default: $IMDB_DIR, the hub)")
@@ -229,7 +229,7 @@ def add_pretrain_commands(commands: argparse._SubParsersAction) -> None:
            help="folder for the tokenizer, streams, snapshots and results")
     option("--config", default="cpu", choices=sorted(PRETRAIN_PRESETS),
            help="preset (default: cpu)")
-    option("--objective", choices=("mlm", "electra"), help="override the preset's")
+    option("--objective", choices=OBJECTIVES, help="override the preset's")
     option("--device", default="auto", help="auto, cpu, cuda or cuda:N (default: auto)")
     start = run.add_mutually_exclusive_group()
     start.add_argument("--resume", action="store_true",

@@ -2,7 +2,7 @@
 checkpoints and snapshots (each recording the run's data and tokenizer), and the
 hand-over of a pretrained encoder and its tokenizer to the classifier.
 
-Written by hand, not exported: chapter 13 teaches masking, the two objectives and their
+Written by hand, not exported: chapter 13 teaches masking, the three objectives and their
 losses (`scratchformer.models.pretraining`) and describes this loop in prose; the loop's
 plumbing (settings checks, checkpoint files, resuming, snapshots, several processes) lives
 here.
@@ -28,7 +28,8 @@ from scratchformer.measure.evaluation import autocast, is_distributed
 from scratchformer.models.bert import BertConfig
 from scratchformer.models.pretraining import (BertForMaskedLM, ElectraPretrainer,
                                               PretrainingWindows, bert_special_ids,
-                                              mask_tokens, masked_lm_loss)
+                                              IGNORED, causal_lm_loss, mask_tokens,
+                                              masked_lm_loss)
 from scratchformer.runs.checkpoint import (check_weights, read_checkpoint, restore_training,
                                            write_checkpoint)
 from scratchformer.runs.provenance import check_recorded, check_same_run
@@ -37,13 +38,14 @@ from scratchformer.train.loop import (evaluation_steps, lr_multiplier, make_opti
                                       training_step)
 from scratchformer.train.settings import OptimizerSettings
 
-OBJECTIVES = ("mlm", "electra")
+OBJECTIVES = ("mlm", "electra", "next-token")
 PRETRAIN_FORMAT = "scratchformer.Pretraining"
 
 
 @dataclass
 class PretrainConfig(OptimizerSettings):
-    """How to pretrain: objective (`"mlm"` or `"electra"`), steps, per-process batch of
+    """How to pretrain: objective (`"mlm"`, `"electra"` or `"next-token"`: the encoder
+    under a causal mask, `causal_lm_loss`), steps, per-process batch of
     `window`-token windows, AdamW, schedule, clipping, precision and masking.
 
     ELECTRA's generator is the encoder's width with `generator_layers` layers of one head
@@ -95,11 +97,12 @@ def generator_config_of(config: BertConfig, settings: PretrainConfig) -> BertCon
 
 
 def build_pretrainer(config: BertConfig, settings: PretrainConfig) -> nn.Module:
-    """A `BertForMaskedLM` or an `ElectraPretrainer` around an encoder of `config`.
+    """A `BertForMaskedLM` (masked or next-token objective) or an `ElectraPretrainer`
+    around an encoder of `config`.
 
     Described in chapter 13, "The pretraining loop".
     """
-    if settings.objective == "mlm":
+    if settings.objective in ("mlm", "next-token"):
         return BertForMaskedLM(config)
     return ElectraPretrainer(config, generator_config_of(config, settings),
                              settings.rtd_weight)
@@ -107,21 +110,41 @@ def build_pretrainer(config: BertConfig, settings: PretrainConfig) -> nn.Module:
 
 class PretrainingLoss(nn.Module):
     """A pretrainer's loss as a module: `forward(inputs, labels)` is the masked-LM loss of
-    a `BertForMaskedLM`, or the generator + replaced-token loss of an `ElectraPretrainer`.
-    (DistributedDataParallel averages gradients only through a module's `forward`.)
+    a `BertForMaskedLM`, the generator + replaced-token loss of an `ElectraPretrainer`, or,
+    with `objective="next-token"`, the causal loss of the uncorrupted `inputs` (`labels`
+    unused). (DistributedDataParallel averages gradients only through a module's
+    `forward`.)
 
     Described in chapter 13, "The pretraining loop".
     """
 
-    def __init__(self, model: nn.Module) -> None:
+    def __init__(self, model: nn.Module, objective: str = "mlm") -> None:
         super().__init__()
-        self.model = model
+        self.model, self.objective = model, objective
 
     def forward(self, inputs: Tensor, labels: Tensor,
                 generator: torch.Generator | None = None) -> Tensor:
         if isinstance(self.model, ElectraPretrainer):
             return self.model.loss(inputs, labels, generator)
+        if self.objective == "next-token":
+            return causal_lm_loss(self.model, inputs)
         return masked_lm_loss(self.model, inputs, labels)
+
+
+def objective_inputs(ids: Tensor, objective: str, vocab_size: int, mask_id: int,
+                     special: SpecialIds, mask_prob: float,
+                     generator: torch.Generator) -> tuple[Tensor, Tensor]:
+    """`(inputs, labels)` of a batch of windows `ids` `(B, T)`: BERT's masking for the
+    masked objectives; for next-token prediction the windows as they are, no label, and
+    nothing drawn from `generator`.
+
+    Described in chapter 13, "The pretraining loop".
+    """
+    if objective == "next-token":
+        return ids, torch.full_like(ids, IGNORED)
+    return mask_tokens(ids, mask_id=mask_id, vocab_size=vocab_size,
+                       special_ids=[*special, mask_id], mask_prob=mask_prob,
+                       generator=generator)
 
 
 def save_pretraining(path: str | os.PathLike, model: nn.Module, settings: PretrainConfig,
@@ -178,8 +201,9 @@ def check_pretrain_numbers(settings: PretrainConfig) -> None:
 @torch.no_grad()
 def evaluate_pretraining(model: nn.Module, windows: Iterable[Tensor], mask_id: int,
                          special: SpecialIds, mask_prob: float = 0.15,
-                         precision: str = "fp32") -> float:
-    """Mean pretraining loss over `windows`, masked the same way at every call (seed 0).
+                         precision: str = "fp32", objective: str = "mlm") -> float:
+    """Mean `objective` loss over `windows`, masked the same way at every call (seed 0;
+    next-token prediction masks nothing).
 
     Described in chapter 13, "The pretraining loop".
     """
@@ -188,14 +212,13 @@ def evaluate_pretraining(model: nn.Module, windows: Iterable[Tensor], mask_id: i
     model.eval()
     generator = torch.Generator(device).manual_seed(0)
     totals = torch.zeros(2, dtype=torch.float64, device=device)  # loss sum, windows
-    objective = PretrainingLoss(model)
+    loss_of = PretrainingLoss(model, objective)
     for ids in windows:
-        inputs, labels = mask_tokens(ids.to(device), mask_id=mask_id,
-                                     vocab_size=model.config.vocab_size,
-                                     special_ids=[*special, mask_id], mask_prob=mask_prob,
-                                     generator=generator)
+        inputs, labels = objective_inputs(ids.to(device), objective,
+                                          model.config.vocab_size, mask_id, special,
+                                          mask_prob, generator)
         with autocast(device, precision):
-            loss = objective(inputs, labels, generator)
+            loss = loss_of(inputs, labels, generator)
         totals += torch.stack([loss.double() * len(ids), totals.new_tensor(len(ids))])
     if is_distributed():
         dist.all_reduce(totals)
@@ -260,7 +283,7 @@ def pretrain(model: nn.Module, train_windows: PretrainingWindows,
             raise ValueError(f"{Path(out_dir) / LAST_PRETRAINING}: its masking random "
                              f"state is damaged ({err})") from None
         log(f"resuming {out_dir} at step {step} of {settings.steps}")
-    objective = PretrainingLoss(model)
+    objective = PretrainingLoss(model, settings.objective)
     network = DistributedDataParallel(objective) if is_distributed() else objective
     network.train()
 
@@ -275,10 +298,9 @@ def pretrain(model: nn.Module, train_windows: PretrainingWindows,
     bar = tqdm(total=settings.steps, initial=step, disable=not progress or rank != 0)
     while step < settings.steps:
         ids = train_windows.batch(step).to(device)  # (B, T)
-        inputs, labels = mask_tokens(ids, mask_id=mask_id,
-                                     vocab_size=model.config.vocab_size,
-                                     special_ids=[*special, mask_id],
-                                     mask_prob=settings.mask_prob, generator=generator)
+        inputs, labels = objective_inputs(ids, settings.objective,
+                                          model.config.vocab_size, mask_id, special,
+                                          settings.mask_prob, generator)
         for group in optimizer.param_groups:
             group["lr"] = settings.lr * lr_multiplier(step, settings.steps, warmup_steps)
         with autocast(device, settings.precision):
@@ -295,7 +317,8 @@ def pretrain(model: nn.Module, train_windows: PretrainingWindows,
             save(snapshot_name(step), {"step": step, "seconds": trained_seconds,
                                        "data": data})
         val_loss = evaluate_pretraining(model, val_windows, mask_id, special,
-                                        settings.mask_prob, settings.precision)
+                                        settings.mask_prob, settings.precision,
+                                        settings.objective)
         network.train()
         tokens = len(losses) * ids.numel() * world_size
         record = {"step": step, "windows_seen": step * len(ids) * world_size,

@@ -16,7 +16,7 @@ from scratchformer.data.framing import SpecialIds
 from scratchformer.models.bert import BertConfig, BertForSequenceClassification
 from scratchformer.models.pretraining import (IGNORED, BertForMaskedLM, ElectraPretrainer,
                                               PretrainingWindows, bert_special_ids,
-                                              mask_tokens, masked_lm_loss,
+                                              causal_lm_loss, mask_tokens, masked_lm_loss,
                                               train_bert_tokenizer)
 from scratchformer.train.pretrain import (PretrainConfig, encode_labelled,
                                           generator_config_of, load_pretrained_encoder,
@@ -26,6 +26,7 @@ from conftest import run_under_torchrun, toy_texts
 
 VOCAB, MASK = 1000, 999
 SPECIAL = SpecialIds(pad=996, cls=997, sep=998)
+GOLDEN_CAUSAL_LOSS = 6.938827  # causal_lm_loss of an untrained model (seed 0) on 100, 200, ..., 800
 
 
 def config(**changes: object) -> BertConfig:
@@ -92,6 +93,34 @@ def test_masked_lm_shapes_and_tied_output(device: torch.device) -> None:
     full = torch.nn.functional.cross_entropy(model(inputs).flatten(0, 1), labels.flatten())
     torch.testing.assert_close(masked_lm_loss(model, inputs, labels), full,
                                atol=1e-5, rtol=1e-5)
+
+
+def test_causal_lm_loss_reads_only_the_past(device: torch.device) -> None:
+    torch.manual_seed(0)
+    model = BertForMaskedLM(config(num_layers=2)).to(device).eval()
+    ids = real_batch(device, (3, 24))[1:]  # two rows without padding
+    with torch.no_grad():
+        full = causal_lm_loss(model, ids)
+        # each prediction from its prefix alone: (k - 1) L(ids[:, :k]) - (k - 2) L(ids[:, :k - 1])
+        sums = [(k - 1) * causal_lm_loss(model, ids[:, :k]) for k in range(2, 25)]
+        alone = [sums[0], *(b - a for a, b in zip(sums, sums[1:]))]
+    torch.testing.assert_close(full, torch.stack(alone).mean(), atol=1e-5, rtol=1e-5)
+    untrained_nats = math.log(VOCAB)
+    assert abs(float(full) - untrained_nats) < 0.3, float(full)
+
+
+def test_causal_lm_loss_skips_padding_and_refuses_short_windows(device: torch.device) -> None:
+    torch.manual_seed(0)
+    model = BertForMaskedLM(config()).to(device).eval()
+    ids = real_batch(device, (2, 20))[1:]
+    padded = torch.cat([ids, torch.full((1, 4), SPECIAL.pad, device=device)], dim=1)
+    with torch.no_grad():
+        torch.testing.assert_close(causal_lm_loss(model, padded), causal_lm_loss(model, ids),
+                                   atol=1e-5, rtol=1e-5)
+        golden = float(causal_lm_loss(model.cpu(), torch.arange(1, 9)[None] * 100))
+    assert math.isclose(golden, GOLDEN_CAUSAL_LOSS, abs_tol=1e-4), golden
+    with pytest.raises(ValueError, match="T >= 2"):
+        causal_lm_loss(model, ids[:, :1])
 
 
 def test_an_encoder_transfers_into_the_classifier_strictly(tmp_path: Path) -> None:
@@ -187,7 +216,7 @@ def pretrain_arguments(toy_dir: Path, out: Path) -> list[str]:
             "--no-progress", "--threads", "1"]
 
 
-@pytest.mark.parametrize("objective", ["mlm", "electra"])
+@pytest.mark.parametrize("objective", ["mlm", "electra", "next-token"])
 def test_pretrain_then_fine_tune_commands(tmp_path: Path, toy_dir: Path, objective: str,
                                           capsys: pytest.CaptureFixture) -> None:
     out = tmp_path / "pretrained"
