@@ -245,6 +245,11 @@ BAD_ARGUMENTS: dict[str, list[tuple[str, str]]] = {
         ("--runs {missing} --record {out}", "argument --runs: {missing} does not exist"),
         ("--runs {runs} --record {dir}", "argument --record: {dir} is a folder"),
     ],
+    "tools/records/ch13_objectives.py": [
+        ("--runs {empty} --record {out}", "has no tune/ folder of fine-tuning runs"),
+        ("--runs {missing} --record {out}", "argument --runs: {missing} does not exist"),
+        ("--runs {runs} --record {dir}", "argument --record: {dir} is a folder"),
+    ],
     "tools/records/ch13_record_pretraining.py": [
         ("--runs {empty} --record {out}", "argument --runs: {empty}/mlm does not exist"),
         ("--runs {missing} --record {out}", "argument --runs: {missing} does not exist"),

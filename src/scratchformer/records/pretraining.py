@@ -140,6 +140,8 @@ CHAPTER_13_RECORDS = {
     "pretrain_sweep_cpu.json": "the recipe sweep",
     "transfer_cpu.json": "the GPT's pretraining, its learning-rate choice and its "
                          "fine-tuning",
+    "pretrain_objectives_cpu.json": "three objectives on equal terms: their pretraining, "
+                                    "learning-rate choice and fine-tuning",
 }
 
 
