@@ -130,26 +130,25 @@ def gather(runs: Path) -> dict:
             raise SystemExit(f"seed {seed}: the objectives' tokenizers differ")
     selection, chosen, tested = {}, {}, {}
     for arm in ARMS:
+        starts = {seed: expected_start(arm, seed, pretraining) for seed in seeds}
         tried = [tuned(f) for f in sorted((runs / "tune").glob(f"{arm}_s0_lr*"))]
         if not tried:
             raise SystemExit(f"{runs / 'tune'} has no {arm}_s0_lr<lr> runs to choose from")
         for run in tried:
-            if run["test_accuracy"] is not None or run["init_sha256"] != expected_start(
-                    arm, 0, pretraining):
+            if run["test_accuracy"] is not None or run["init_sha256"] != starts[0]:
                 raise SystemExit(f"{run['name']}: a rate is chosen on validation alone, "
                                  f"from the arm's snapshot of seed 0")
         selection[arm] = sorted(tried, key=lambda r: r["lr"])
-        chosen[arm] = max(tried, key=lambda r: r["validation_accuracy"])["lr"]
+        chosen_run = max(tried, key=lambda r: r["validation_accuracy"])
+        chosen[arm] = chosen_run["lr"]
         tested[arm] = []
         for seed in seeds:
             run = tuned(runs / "tune" / f"{arm}_s{seed}")
-            if (run["lr"], run["seed"], run["init_sha256"]) != (
-                    chosen[arm], seed, expected_start(arm, seed, pretraining)):
+            if (run["lr"], run["seed"], run["init_sha256"]) != (chosen[arm], seed, starts[seed]):
                 raise SystemExit(f"{run['name']}: expected lr {chosen[arm]}, seed {seed}, "
                                  f"from the arm's snapshot of seed {seed}")
             if run["test_accuracy"] is None:
                 raise SystemExit(f"{run['name']} was not tested")
-            chosen_run = next(r for r in tried if r["lr"] == chosen[arm])
             if seed == 0 and run["validation_accuracy"] != chosen_run["validation_accuracy"]:
                 raise SystemExit(f"{run['name']} is not {chosen_run['name']} tested: their "
                                  "validation accuracies differ")

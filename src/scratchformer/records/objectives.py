@@ -18,7 +18,7 @@ from IPython.display import Markdown
 
 from scratchformer.measure.statistics import paired_difference
 from scratchformer.records.pages import escaped_table, read_record
-from scratchformer.records.pretraining import Shown, _check
+from scratchformer.records.pretraining import Shown, _check, gain_text
 
 RECORD = "pretrain_objectives_cpu.json"
 NAMES = {"scratch": "none (from scratch)", "mlm": "masked LM", "electra": "ELECTRA",
@@ -28,20 +28,15 @@ PROSE = {"mlm": "the masked language model", "electra": "ELECTRA",
 EQUAL_MINUTES = 1.10  # one objective's mean minutes at most 10% above another's
 
 
-def _interval(difference: dict) -> str:
-    return (f"{difference['mean']:+.2f} ({difference['low']:+.2f} to "
-            f"{difference['high']:+.2f})")
-
-
 def _verdict(difference: dict) -> str:
     return ("pays" if difference["low"] > 0 else "costs" if difference["high"] < 0
             else "no clear difference")
 
 
 def objectives_table(results: Path) -> Shown:
-    """One row an arm: minutes and steps of pretraining, windows read, the learning rate
-    chosen on validation, test accuracy (mean of the seeds) and the gain over the same
-    encoder from scratch, seed by seed, with its 95% interval; and the readings.
+    """One row an arm: minutes and steps of pretraining, the learning rate chosen on
+    validation, test accuracy (mean of the seeds) and the gain over the same encoder from
+    scratch, seed by seed, with its 95% interval; and the reading, checked.
 
     Described in chapter 13, "Three objectives on equal terms"."""
     record = read_record(results, RECORD)
@@ -69,7 +64,7 @@ def objectives_table(results: Path) -> Shown:
         rows.append([NAMES[arm], *pretraining, f"{record['chosen_lr'][arm]:g}",
                      f"{100 * chosen['validation_accuracy']:.2f}",
                      f"{fmean(points(arm)):.2f}",
-                     _interval(gains[arm]) if arm in gains else "",
+                     gain_text(gains[arm]) if arm in gains else "",
                      _verdict(gains[arm]) if arm in gains else ""])
     between = {pair: paired_difference(*(points(arm) for arm in pair))
                for pair in [(a, b) for i, a in enumerate(objectives)
@@ -79,27 +74,15 @@ def objectives_table(results: Path) -> Shown:
     _check(all(gain["low"] <= 0 for gain in gains.values())
            and all(d["low"] <= 0 <= d["high"] for d in between.values()),
            "at this budget no objective pays, and no two are told apart")
-    paying = [PROSE[o] for o in objectives if gains[o]["low"] > 0]
     costing = [PROSE[o] for o in objectives if gains[o]["high"] < 0]
-    separated = [f"{PROSE[a]} {'ahead of' if d['low'] > 0 else 'behind'} {PROSE[b]} by "
-                 f"{abs(d['mean']):.2f} points ({d['low']:+.2f} to {d['high']:+.2f})"
-                 for (a, b), d in between.items() if d["low"] > 0 or d["high"] < 0]
-
-    def verb(names: list[str], one: str, several: str) -> str:
-        return " and ".join(names) + (f" {one}" if len(names) == 1 else f" {several}")
-
-    reading = (
-        ("Over the same encoder from scratch, " + verb(paying, "gains", "gain")
-         + " with an interval above zero" if paying else
-         "No objective gains over the same encoder from scratch with an interval above "
-         "zero") + (", and " + verb(costing, "loses", "lose") if costing else "") + ". "
-        + (f"Between objectives, {seeds} seeds separate " + "; ".join(separated) + "."
-           if separated else "Between objectives, no difference's interval leaves out "
-           f"zero: at this budget, {seeds} seeds cannot tell the objectives apart."))
-    text = {"objective_seeds": f"{seeds}",
-            "objective_minutes": ", ".join(f"{m:.1f}" for m in mean_minutes.values()),
+    reading = ("No objective gains over the same encoder from scratch with an interval above "
+               "zero" + (", and " + " and ".join(costing)
+                         + (" loses" if len(costing) == 1 else " lose") if costing else "")
+               + ". Between objectives, no difference's interval leaves out zero: at this "
+               f"budget, {seeds} seeds cannot tell the objectives apart.")
+    text = {"objective_minutes": ", ".join(f"{m:.1f}" for m in mean_minutes.values()),
             "objective_run_minutes": f"{min(minutes):.1f} to {max(minutes):.1f}",
-            **{f"objective_gain_{o.replace('-', '_')}": _interval(g)
+            **{f"objective_gain_{o.replace('-', '_')}": gain_text(g)
                for o, g in gains.items()},
             **{f"objective_steps_{o.replace('-', '_')}":
                f"{next(iter(record['pretraining'][o].values()))['steps']:,}"

@@ -51,6 +51,13 @@ def glue_numbers(*shown: Shown) -> None:
             glue_md(name, text)
 
 
+def gain_text(gain: dict) -> str:
+    """A paired difference as the pages quote it: `+0.52 (-0.16 to +1.20)`.
+
+    Described in chapter 13, "At the same pretraining time"."""
+    return f"{gain['mean']:+.2f} ({gain['low']:+.2f} to {gain['high']:+.2f})"
+
+
 def _check(holds: bool, reading: str) -> None:
     """Refuse a record that no longer supports what the prose reads in it."""
     if not holds:
@@ -726,9 +733,6 @@ def matched_time(results: Path) -> Shown:
                      100 * fmean(r["test_accuracy"] for r in full_pretrained),
                      gain_by_labels[full]])
     matched = sorted(encoder_rows + gpt_rows, key=lambda row: row[1])
-
-    def gain_text(gain: dict) -> str:
-        return f"{gain['mean']:+.2f} ({gain['low']:+.2f} to {gain['high']:+.2f})"
 
     _check(gpt_rows[0][3]["low"] > 0 and gpt_rows[-1][3]["low"] <= 0,
            "the GPT snapshot at the masked model's time gains with an interval above zero, "
