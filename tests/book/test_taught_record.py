@@ -17,11 +17,11 @@ import pytest
 
 from conftest import ROOT
 from scratchformer.measure.statistics import paired_difference
-from scratchformer.records.taught import (SENTENCES_ARM, TaughtRecordError,
-                                          blocks_figures, read_sentences_record,
-                                          read_taught_record,
-                                          sentences_figures, shared_words_figures,
-                                          taught_figures, taught_table)
+from scratchformer.records.taught import (TaughtRecordError, blocks_figures, per_review,
+                                          read_sentences_record, read_taught_record,
+                                          sentence_arms, sentences_arm, sentences_figures,
+                                          shared_words_figures, short_arm, taught_figures,
+                                          taught_table)
 
 RESULTS = ROOT / "book" / "results"
 RECORD = RESULTS / "imdb_taught.json"
@@ -79,7 +79,10 @@ def test_each_run_is_what_its_command_says(each_record: dict) -> None:
             assert words[1] == "tools/records/ch11_taught.py"
             assert words[words.index("--teacher") + 1] == teacher.split(",")[0]
             taught_sentences = run.get("sentences", 0) > 0
-            assert ("--sentences" in words) == (teacher == SENTENCES_ARM) == taught_sentences
+            assert ("--sentences" in words) == (per_review(teacher) is not None) \
+                == taught_sentences
+            if taught_sentences:
+                assert teacher == sentences_arm(int(words[words.index("--sentences") + 1]))
             assert words[words.index("--seed") + 1] == seed and "--test" in words
             assert run["validation"] == max(row["val_accuracy"] for row in run["history"])
             assert run["test"]["examples"] == 25_000
@@ -184,12 +187,18 @@ def test_blocks_choose_the_model_by_the_rule_and_record_it(blocks: dict) -> None
                                    [untaught["validation"][s] for s in taught["seeds"]])
     arm = "nbsvm" if validation["low"] > 0 else "none"
     short = read_sentences_record(SHORT)
-    versus = short["differences"]["sentences - taught"]
-    if (arm == "nbsvm" and versus["validation_sentences"]["low"] > 0
-            and versus["validation"]["high"] > 0):
-        arm = SENTENCES_ARM
-    assert best["arm"] == arm and short["served"]["arm"] == {
-        "nbsvm": "taught", SENTENCES_ARM: "sentences"}.get(arm)
+    for candidate in sentence_arms(blocks["runs"]) if arm == "nbsvm" else []:
+        seeds = taught["seeds"]
+        versus = {key: paired_difference(
+            [blocks["runs"][candidate][s][key] if key == "validation"
+             else short["runs"][short_arm(candidate)][s][key] for s in seeds],
+            [blocks["runs"][arm][s][key] if key == "validation"
+             else short["runs"][short_arm(arm)][s][key] for s in seeds])
+            for key in ("validation", "validation_sentences")}
+        if versus["validation_sentences"]["low"] > 0 and versus["validation"]["high"] > 0:
+            arm = candidate
+    assert best["arm"] == arm
+    assert short["served"]["arm"] == (short_arm(arm) if arm != "none" else "taught")
     per_seed = (blocks["taught"][arm]["per_seed"] if arm != "none"
                 else [untaught["test"][s] for s in taught["seeds"]])
     interval = paired_difference(per_seed)
@@ -202,15 +211,25 @@ def test_the_sentences_record_is_of_the_same_runs_and_recomputes(blocks: dict) -
     short = read_sentences_record(SHORT)
     assert short["holdout"] == blocks["holdout"] == "blocks"
     arms = {"untaught": blocks["untaught"], "taught": blocks["runs"]["nbsvm"],
-            "sentences": blocks["runs"][SENTENCES_ARM]}
+            **{short_arm(arm): blocks["runs"][arm] for arm in sentence_arms(blocks["runs"])}}
+    repeated = {arm for arm, runs in short["runs"].items() if len(runs) >= 2}
+    assert repeated == set(arms) and len(arms) >= 4
+    tried = {arm: runs["0"]["validation"] + runs["0"]["validation_sentences"]
+             for arm, runs in short["runs"].items() if per_review(arm) and "0" in runs}
+    assert short["tried"]["sums"] == pytest.approx(tried, abs=1e-12) and len(tried) >= 3
+    assert short["tried"]["picked"] == max(tried, key=lambda arm: (tried[arm], per_review(arm)))
+    assert all(list(short["runs"][arm]) == ["0"] for arm in set(short["runs"]) - repeated)
     for arm, runs in arms.items():
         assert sorted(short["runs"][arm], key=int) == sorted(runs, key=int)
         for seed, run in runs.items():
             scored = short["runs"][arm][seed]
             assert scored["checkpoint_sha256"] == run["checkpoint_sha256"]
             assert scored["validation"] == run["validation"]
-    for name, (arm, other) in {"taught - untaught": ("taught", "untaught"),
-                               "sentences - taught": ("sentences", "taught")}.items():
+    ladder = list(arms)  # untaught, taught, then by sentences a review
+    assert {f"{arm} - {other}" for arm, other in zip(ladder[1:], ladder)} <= set(
+        short["differences"])
+    for name in short["differences"]:
+        arm, other = name.split(" - ")
         seeds = sorted(short["runs"][arm], key=int)
         for key in ("validation", "validation_sentences"):
             expected = paired_difference([short["runs"][arm][s][key] for s in seeds],
@@ -222,21 +241,33 @@ def test_the_sentences_record_is_of_the_same_runs_and_recomputes(blocks: dict) -
         assert seed in short["counting"]["nbsvm"]
 
 
+KEPT = 2  # the sentences a review of the model chapter 11 says its rule keeps
+
+
 def test_the_sentences_figures_refuse_a_reading_turned_around(tmp_path: Path) -> None:
     short = read_sentences_record(SHORT)
-    figures = sentences_figures()
-    versus = short["differences"]["sentences - taught"]["validation_sentences"]
-    assert figures["sentences_gain"].startswith(f"{100 * versus['mean']:+.2f} points")
+    figures = sentences_figures(KEPT)
+    versus = short["differences"]["sentences 2 - taught"]["validation_sentences"]
+    assert figures["sentences_2_gain"].startswith(f"{100 * versus['mean']:+.2f} points")
+    assert figures["sentences_tried"] == ", ".join(
+        f"{per_review(arm)}: {100 * total:.2f}" for arm, total in sorted(
+            short["tried"]["sums"].items(), key=lambda item: per_review(item[0])))
     path = tmp_path / "imdb_sentences.json"
-    for change, claim in (("gain", "better on validation sentences"), ("served", "served")):
+    for change, claim in (("gain", "2 a review kept"), ("served", "served"),
+                          ("tried", "tried on seed 0 picked")):
         turned = json.loads(json.dumps(short))
         if change == "gain":
-            turned["differences"]["sentences - taught"]["validation_sentences"]["low"] = -0.001
-        else:
+            turned["differences"]["sentences 2 - taught"]["validation_sentences"]["low"] = -1e-3
+        elif change == "served":
             turned["served"]["arm"] = "taught"
+        else:
+            turned["tried"]["picked"] = "sentences 2"
         path.write_text(json.dumps(turned))
         with pytest.raises(ValueError, match=claim):
-            sentences_figures(path)
+            sentences_figures(KEPT, path)
+    for other in {2, 8} - {KEPT}:  # the page's reading with another model kept is refused
+        with pytest.raises(ValueError, match="no longer support"):
+            sentences_figures(other)
     turned["runs"]["taught"]["0"]["validation_sentences"] = 1.5
     path.write_text(json.dumps(turned))
     with pytest.raises(ValueError, match="from 0 to 1"):
@@ -252,9 +283,9 @@ def test_the_blocks_figures_refuse_a_reading_turned_around(blocks: dict,
     rows = taught_table().data.strip().splitlines()
     assert [row.split("|")[1:3] for row in rows[2:]] == [
         [" random ", " NBSVM "], [" blocks ", " none "], [" blocks ", " NBSVM "],
-        [" blocks ", " NBSVM + sentences "]]
+        [" blocks ", " NBSVM + 2 sentences "], [" blocks ", " NBSVM + 8 sentences "]]
     interval = figures["chosen_interval"].replace("%", "").replace(" to ", "–")
-    assert f"{figures['chosen_mean']} ({interval})" in rows[-2]
+    assert f"{figures['chosen_mean']} ({interval})" in rows[4]
     assert rows[2].split("|")[4] == "  "  # the random slice's runs were not scored on sentences
     with pytest.raises(ValueError, match="5 seeds for NBSVM on the random slice"):
         taught_table(seeds=4)

@@ -10,10 +10,15 @@ review (many sentences say nothing of the verdict), the same for every model of 
 words and NBSVM, with the settings `book/results/imdb_baselines.json` chose, are fitted on
 each seed's fit split and scored on the same sentences. The record gives each arm's
 accuracies, the paired differences between arms on sentences and on whole reviews (the runs'
-own best validation), and the model `SERVED` chooses for the box.
+own best validation), and the model `SERVED` chooses for the box. A run taught with
+`--sentences K` is of the arm `sentences K`; each arm of two seeds or more is compared with
+the one before it (untaught, taught, then by sentences a review, fewest first). An arm run on
+seed 0 alone is a try: `tried` records seed 0's whole-review plus sentence validation accuracy
+of every arm taught with sentences, and the one `TRIED` picks.
 
     python tools/records/ch11_sentences.py --data $IMDB_DIR --cache runs/cache \
-        --run runs/rv/whole_seed{0..4} runs/rv/nbsvm_seed{0..4} runs/rv/sentences_seed{0..4} \
+        --run runs/rv/whole_seed{0..4} runs/rv/nbsvm_seed{0..4} \
+        runs/rv/sentences_seed{0..4} runs/rv/sentences4_seed0 runs/rv/sentences8_seed{0..4} \
         --record book/results/imdb_sentences.json
 
 What this deliberately does not handle: test (the choice reads validation only; each run's
@@ -67,25 +72,36 @@ from scratchformer.io.fingerprint import file_sha256
 from scratchformer.measure.baselines import fit_bag_of_words, fit_nbsvm
 from scratchformer.measure.evaluation import evaluate
 from scratchformer.measure.statistics import paired_difference
-from scratchformer.records.taught import TAUGHT_MODEL
+from scratchformer.records.taught import TAUGHT_MODEL, per_review, sentence_arms
 from scratchformer.runs.checkpoint import load_checkpoint
 from scratchformer.train.presets import preset
 
-from shown_command import tool_command, validation_held_out
+from shown_command import option, tool_command, validation_held_out
 
-ARMS = {"untaught": "whole review, untaught", "taught": TAUGHT_MODEL,
-        "sentences": f"{TAUGHT_MODEL}, with sentences"}
-SERVED = ("the model taught with sentences if its paired difference with the taught model on "
-          "validation sentences has a 95% interval above zero and on whole validation "
-          "reviews an interval that reaches above zero, else the taught model")
+SERVED = ("the taught model, replaced by each model taught with more sentences a review "
+          "(fewest first) whose paired difference with the model kept so far has a 95% "
+          "interval above zero on validation sentences and one that reaches above zero on "
+          "whole validation reviews")
+TRIED = ("the most sentences a review whose seed-0 run has the highest sum of validation "
+         "accuracy on whole reviews and on sentences")
+
+
+def model_name(arm: str) -> str:
+    """An arm's model as the records name it."""
+    count = per_review(arm)
+    if count is not None:
+        return f"{TAUGHT_MODEL}, with {count} sentences a review"
+    return {"untaught": "whole review, untaught", "taught": TAUGHT_MODEL}[arm]
 
 
 def read_run(folder: Path) -> tuple[str, int, str, float, str]:
     """(arm, seed, holdout, best whole-review validation accuracy, command) of a run folder."""
     results = json.loads((folder / "results.json").read_text())
     if "teacher" in results:  # a run of ch11_taught.py
-        held = validation_held_out(shlex.split(results["command"]))
-        arm = "sentences" if results.get("sentences") else "taught"
+        words = shlex.split(results["command"])
+        held = validation_held_out(words)
+        arm = (f"sentences {option(words, '--sentences')}" if results.get("sentences")
+               else "taught")
         if results["teacher"] != "nbsvm":
             raise SystemExit(f"{folder}: taught by {results['teacher']}, not NBSVM")
         validation = max(row["val_accuracy"] for row in results["history"])
@@ -95,6 +111,17 @@ def read_run(folder: Path) -> tuple[str, int, str, float, str]:
         raise SystemExit(f"{folder}: not a whole-review run (truncation windows)")
     return ("untaught", int(config["seed"]), config.get("validation", "reviews"),
             results["validation"]["accuracy"], results["command"])
+
+
+def tried(runs: dict[str, dict[str, dict]]) -> dict:
+    """Seed 0's whole-review plus sentence validation accuracy of each arm taught with
+    sentences, and the arm `TRIED` picks."""
+    sums = {arm: runs[arm]["0"]["validation"] + runs[arm]["0"]["validation_sentences"]
+            for arm in sentence_arms(runs) if "0" in runs[arm]}
+    best = max(sums.values(), default=None)
+    return {"seed": 0, "rule": TRIED, "sums": sums,
+            "picked": max((arm for arm, value in sums.items() if value == best),
+                          key=per_review, default=None)}
 
 
 def accuracy_on(model: torch.nn.Module, sentences: list, labels: list[int]) -> float:
@@ -111,13 +138,13 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
     tokens = review_tokens(train, args.cache)
     baselines = json.loads((ROOT / "book/results/imdb_baselines.json").read_text())["validation"]
     val_size = preset("cpu")[1].val_size
-    runs: dict[str, dict[str, dict]] = {arm: {} for arm in ARMS}
+    runs: dict[str, dict[str, dict]] = {"untaught": {}, "taught": {}}
     by_seed: dict[int, list[tuple[str, Path, float, str]]] = {}
     held_out = set()
     for folder in args.run:
         arm, seed, held, validation, command = read_run(folder)
         held_out.add(held)
-        if str(seed) in runs[arm]:
+        if str(seed) in runs.setdefault(arm, {}):
             raise SystemExit(f"{folder}: arm {arm}, seed {seed} twice")
         runs[arm][str(seed)] = {}
         by_seed.setdefault(seed, []).append((arm, folder, validation, command))
@@ -152,13 +179,25 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
         return paired_difference([runs[arm][s][key] for s in seeds],
                                  [runs[other][s][key] for s in seeds])
 
-    differences = {f"{arm} - {other}": {key: difference(arm, other, key)
-                                        for key in ("validation", "validation_sentences")}
-                   for arm, other in (("taught", "untaught"), ("sentences", "taught"))
-                   if len(set(runs[arm]) & set(runs[other])) >= 2}
-    versus = differences.get("sentences - taught")
-    served = ("sentences" if versus and versus["validation_sentences"]["low"] > 0
-              and versus["validation"]["high"] > 0 else "taught")
+    def compared(arm: str, other: str) -> dict | None:
+        """The paired differences of `arm` less `other`, recorded; None under two seeds."""
+        if len(set(runs[arm]) & set(runs[other])) < 2:
+            return None
+        differences[f"{arm} - {other}"] = {
+            key: difference(arm, other, key) for key in ("validation", "validation_sentences")}
+        return differences[f"{arm} - {other}"]
+
+    differences: dict[str, dict] = {}
+    repeated = [arm for arm in sentence_arms(runs) if len(runs[arm]) >= 2]
+    ladder = ["untaught", "taught", *repeated]
+    for arm, other in zip(ladder[1:], ladder):
+        compared(arm, other)
+    served = "taught"
+    for arm in repeated:
+        versus = compared(arm, served)
+        if versus and (versus["validation_sentences"]["low"] > 0
+                       and versus["validation"]["high"] > 0):
+            served = arm
     record = {
         **tool_command("ch11_sentences.py", argv, str(args.record)),
         "holdout": held,
@@ -168,11 +207,12 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
                  for arm, seeds in runs.items() if seeds},
         "counting": counting,
         "differences": differences,
-        "served": {"arm": served, "model": ARMS[served], "rule": SERVED},
+        "tried": tried(runs),
+        "served": {"arm": served, "model": model_name(served), "rule": SERVED},
     }
     write_atomically(args.record,
                      lambda handle: handle.write((json.dumps(record, indent=2) + "\n").encode()))
-    print("served:", ARMS[served])
+    print("served:", model_name(served))
     return 0
 
 

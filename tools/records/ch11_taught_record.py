@@ -23,10 +23,10 @@ alike; the chosen model's test accuracies are then recorded as
     python tools/records/ch11_taught_record.py --run runs/blocks/nbsvm_seed0.json ... \
         --untaught runs/blocks/whole_seed0 ... --record book/results/imdb_taught_blocks.json
 
-Runs of `ch11_taught.py --sentences` are the arm `nbsvm, sentences`. With `--short` (the
+Runs of `ch11_taught.py --sentences K` are the arm `nbsvm, sentences K`. With `--short` (the
 record `tools/records/ch11_sentences.py` writes of the same runs, scored on one sentence of
 each validation review), the taught model, once chosen, gives way to the one taught with
-sentences where that record's rule serves it.
+sentences that record's rule serves, if any.
 
 What this deliberately does not handle: training (the runs are made beforehand), and teachers
 or settings other than the script's.
@@ -72,21 +72,16 @@ import shlex
 from scratchformer.io.files import write_atomically
 from scratchformer.io.fingerprint import file_sha256
 from scratchformer.measure.statistics import paired_difference
-from scratchformer.records.taught import SENTENCES_ARM, SHORT_ARMS, TAUGHT_MODEL
+from scratchformer.records.taught import (TAUGHT_MODEL, per_review, sentences_arm,
+                                          short_arm)
 from scratchformer.runs.folders import reader_command, reader_path
 
-from shown_command import set_values, tool_command, validation_held_out
+from shown_command import option, set_values, tool_command, validation_held_out
 
 CHOICE = ("the taught model if its paired difference with the untaught runs on validation "
           "has a 95% interval above zero, else the untaught")
 COUNTING = {"bag_of_words": "bag of words, logistic regression",
             "nbsvm": "NBSVM, uni+bigrams"}  # the models' names in imdb_baselines.json
-
-
-def option(words: list[str], name: str) -> str | None:
-    """The value of `--name` in a command's words (the last one if given twice)."""
-    found = [words[i + 1] for i, word in enumerate(words[:-1]) if word == name]
-    return found[-1] if found else None
 
 
 def shown_command(words: list[str]) -> str:
@@ -101,8 +96,8 @@ def shown_command(words: list[str]) -> str:
 
 def read_run(path: Path) -> tuple[str, str, str, dict]:
     """(teacher, seed, how its validation was held out, the run's entry), checked: tested,
-    one epoch, no limit; a run that also learned from sentences is of the teacher
-    `SENTENCES_ARM`."""
+    one epoch, no limit; a run that also learned from up to K sentences a review is of the
+    teacher `sentences_arm(K)`."""
     run = json.loads(path.read_text())
     words = shlex.split(run.get("command_as_run", run["command"]))
     teacher, seed = option(words, "--teacher"), option(words, "--seed") or "0"
@@ -127,7 +122,7 @@ def read_run(path: Path) -> tuple[str, str, str, dict]:
     if run.get("sentences"):
         if teacher != "nbsvm":
             raise SystemExit(f"{path}: sentences taught by {teacher}, not NBSVM")
-        teacher = SENTENCES_ARM
+        teacher = sentences_arm(int(option(words, "--sentences")))
     return teacher, seed, validation_held_out(words), {
         "command": shown_command(words),
         "command_as_run": shlex.join(words),
@@ -193,15 +188,16 @@ def summary(runs: dict, whole: dict, counting: dict) -> dict:
 def chosen_on_validation(taught: dict, untaught: dict, short: dict | None = None) -> dict:
     """The model `CHOICE` keeps, NBSVM-taught or untaught, with its test accuracies, as
     `best_transformer_test_accuracy`; where the taught model is kept and `short` (the
-    record of `ch11_sentences.py`) serves the model taught with sentences, that one, by the
+    record of `ch11_sentences.py`) serves a model taught with sentences, that one, by the
     rule `short` states."""
     versus = taught["nbsvm"]["against_whole_review"]
     if versus["validation"]["low"] > 0:
         rule, arm, name = CHOICE, "nbsvm", TAUGHT_MODEL
         if short is not None:
             rule = f"{CHOICE}; then {short['served']['rule']}"
-            if short["served"]["arm"] == "sentences":
-                arm, name = SENTENCES_ARM, short["served"]["model"]
+            count = per_review(short["served"]["arm"])
+            if count is not None:
+                arm, name = sentences_arm(count), short["served"]["model"]
         return {"model": name, "arm": arm, "rule": rule, "seeds": taught[arm]["seeds"],
                 **{key: taught[arm][key] for key in
                    ("per_seed", "mean", "interval_95", "df", "minutes")}}
@@ -214,9 +210,9 @@ def chosen_on_validation(taught: dict, untaught: dict, short: dict | None = None
 def read_short(path: Path, runs: dict) -> dict:
     """`ch11_sentences.py`'s record, checked to score the same weights as these runs."""
     short = json.loads(path.read_text())
-    for teacher, arm in SHORT_ARMS.items():  # the untaught runs are not of `runs`
-        for seed, run in runs.get(teacher, {}).items():
-            scored = short["runs"].get(arm, {}).get(seed)
+    for teacher, seeds in runs.items():  # the untaught runs are not of `runs`
+        for seed, run in seeds.items():
+            scored = short["runs"].get(short_arm(teacher), {}).get(seed)
             if scored is None or scored["checkpoint_sha256"] != run["checkpoint_sha256"]:
                 raise SystemExit(f"{path}: scores other weights than {teacher} seed {seed}")
     return short

@@ -16,6 +16,12 @@ ROOT = Path(__file__).resolve().parents[2]
 RUN_OPTIONS = ("--run", "--gpt", "--work", "--selection", "--partial")  # the tools' run folders
 
 
+def option(words: list[str], name: str) -> str | None:
+    """The value of `--name` in a command's words (the last one if given twice)."""
+    found = [words[i + 1] for i, word in enumerate(words[:-1]) if word == name]
+    return found[-1] if found else None
+
+
 def set_values(words: list[str]) -> list[str]:
     """The `KEY=VALUE` of each `--set` in a command's words, in order."""
     return [words[i + 1] for i, word in enumerate(words[:-1]) if word == "--set"]

@@ -32,10 +32,43 @@ SHARED_WORDS = Path("book") / "results" / "imdb_shared_words.json"
 BLOCKS_RECORD = Path("book") / "results" / "imdb_taught_blocks.json"
 FIT_REVIEWS = 22_500  # the training split less the 2,500 of each run's validation slice
 TAUGHT_MODEL = "whole review, taught by NBSVM"  # the blocks record's name for the taught model
-SENTENCES_ARM = "nbsvm, sentences"  # the blocks record's arm taught with sentences too
 SENTENCES_RECORD = Path("book") / "results" / "imdb_sentences.json"
-TEACHERS = {"none": "none", "nbsvm": "NBSVM", SENTENCES_ARM: "NBSVM + sentences",
-            "transformer": "untaught Transformer"}  # the teachers a record may hold
+TEACHERS = {"none": "none", "nbsvm": "NBSVM",
+            "transformer": "untaught Transformer"}  # the teachers a record may hold, and
+SENTENCES_ARM = "nbsvm, sentences "  # + K: the blocks record's arms also taught K a review
+SHORT_ARMS = {"none": "untaught", "nbsvm": "taught"}  # the sentences record's names
+
+
+def sentences_arm(per_review: int) -> str:
+    """The blocks record's arm of the NBSVM-taught runs that also learned from up to
+    `per_review` sentences of each review (`ch11_taught.py --sentences K`)."""
+    return f"{SENTENCES_ARM}{per_review}"
+
+
+def per_review(arm: str) -> int | None:
+    """The sentences a review an arm (of either record) learned from, None if it learned
+    from none."""
+    for prefix in (SENTENCES_ARM, "sentences "):
+        if arm.startswith(prefix) and arm[len(prefix):].isdigit():
+            return int(arm[len(prefix):])
+    return None
+
+
+def teacher_name(arm: str) -> str:
+    """An arm of the blocks record as the page's table names its teacher."""
+    count = per_review(arm)
+    return TEACHERS[arm] if count is None else f"NBSVM + {count} sentences"
+
+
+def short_arm(arm: str) -> str:
+    """The sentences record's name for an arm of the blocks record."""
+    count = per_review(arm)
+    return SHORT_ARMS.get(arm, arm) if count is None else f"sentences {count}"
+
+
+def sentence_arms(arms) -> list[str]:
+    """The arms (of either record) that learned from sentences, fewest a review first."""
+    return sorted((arm for arm in arms if per_review(arm)), key=per_review)
 
 
 T = TypeVar("T")
@@ -55,10 +88,11 @@ def read_taught_record(path: Path | None = None, default: Path = RECORD) -> dict
         arms = {**record["runs"], **({"none": record["untaught"]}
                                      if "untaught" in record else {})}
         for teacher, runs in arms.items():
+            if teacher not in TEACHERS and per_review(teacher) is None:
+                raise TaughtRecordError(f"{source}: no teacher is called {teacher!r}")
             for seed, run in runs.items():
                 values = (run["validation"], run["test"]["accuracy"])
-                if teacher not in TEACHERS or not all(
-                        isinstance(v, (int, float)) and 0 <= v <= 1 for v in values):
+                if not all(isinstance(v, (int, float)) and 0 <= v <= 1 for v in values):
                     raise TaughtRecordError(f"{source}: runs.{teacher}.{seed} is not a run "
                                             "with accuracies from 0 to 1")
         if len(record["taught"]["nbsvm"]["per_seed"]) < 2:
@@ -73,16 +107,12 @@ def read_taught_record(path: Path | None = None, default: Path = RECORD) -> dict
     return record
 
 
-SHORT_ARMS = {"none": "untaught", "nbsvm": "taught",
-              SENTENCES_ARM: "sentences"}  # the sentences record's names for the arms
-
-
 def taught_table(path: Path | None = None, blocks: Path | None = None,
                  short: Path | None = None, seeds: int = 5) -> Markdown:
     """The page's table: NBSVM's teaching with validation drawn at random, then with
     validation held out in blocks (`imdb_taught_blocks.json`), its untaught runs first and the
-    runs that also learned from sentences last; every row of `seeds` runs (a ValueError
-    otherwise: the page says how many). A row gives the mean validation
+    runs that also learned from sentences last (fewest a review first); every row of `seeds`
+    runs (a ValueError otherwise: the page says how many). A row gives the mean validation
     accuracy on whole reviews and, for the blocks rows, on one sentence of each validation
     review (`imdb_sentences.json`), the mean test accuracy with its 95% t-interval, and the
     minutes ("min") per run at most."""
@@ -91,21 +121,22 @@ def taught_table(path: Path | None = None, blocks: Path | None = None,
     for slice_name, record in (("random", read_taught_record(path)),
                                ("blocks", read_taught_record(blocks, BLOCKS_RECORD))):
         arms = {**({"none": record["untaught"]} if "untaught" in record else {}),
-                **{teacher: record["runs"][teacher] for teacher in ("nbsvm", SENTENCES_ARM)
-                   if teacher in record["runs"]}}
+                **{teacher: record["runs"][teacher] for teacher in
+                   ("nbsvm", *sentence_arms(record["runs"])) if teacher in record["runs"]}}
         for teacher, runs in arms.items():
             test = [run["test"]["accuracy"] for run in runs.values()]
             interval = paired_difference(test)
             validation = sum(run["validation"] for run in runs.values()) / len(runs)
-            scored = short_runs.get(SHORT_ARMS[teacher], {}) if slice_name == "blocks" else {}
+            scored = short_runs.get(short_arm(teacher), {}) if slice_name == "blocks" else {}
             sentences = ""
             if set(runs) <= set(scored):
                 mean = sum(scored[seed]["validation_sentences"] for seed in runs) / len(runs)
                 sentences = f"{100 * mean:.2f}%"
             if len(runs) != seeds:
-                raise ValueError(f"{len(runs)} seeds for {TEACHERS[teacher]} on the "
+                raise ValueError(f"{len(runs)} seeds for {teacher_name(teacher)} on the "
                                  f"{slice_name} slice, where the page says {seeds}")
-            rows.append([slice_name, TEACHERS[teacher], f"{100 * validation:.2f}%", sentences,
+            rows.append([slice_name, teacher_name(teacher), f"{100 * validation:.2f}%",
+                         sentences,
                          f"{100 * interval['mean']:.2f}% ({100 * interval['low']:.2f}–"
                          f"{100 * interval['high']:.2f})",
                          f"{max(run['minutes'] for run in runs.values()):.0f}"])
@@ -215,7 +246,8 @@ def blocks_figures(path: Path | None = None) -> dict[str, str]:
             "held out in blocks": record["holdout"] == "blocks",
             "above the untaught runs on validation": versus["validation"]["low"] > 0,
             "above them on test": versus["test"]["low"] > 0,
-            "chosen on validation": best["arm"] in ("nbsvm", SENTENCES_ARM) and
+            "chosen on validation": best["arm"] in ("nbsvm",
+                                                    *sentence_arms(record["runs"])) and
                                     best["per_seed"] == record["taught"][best["arm"]]["per_seed"],
             "above bag of words": bag["lower_end_above"],
             "below NBSVM": taught["interval_95"][1] < nbsvm["accuracy"],
@@ -257,7 +289,7 @@ def read_sentences_record(path: Path | None = None) -> dict:
     source = path if path is not None else book_root() / SENTENCES_RECORD
 
     def with_accuracies(record: dict) -> tuple[dict, list]:
-        record["served"]["arm"], record["differences"]["sentences - taught"]  # or KeyError
+        record["served"]["arm"], record["differences"].items()  # or KeyError
         return record, [run[key] for runs in record["runs"].values() for run in runs.values()
                         for key in ("validation", "validation_sentences")] + [
             v for seeds in record["counting"].values() for v in seeds.values()]
@@ -268,31 +300,54 @@ def read_sentences_record(path: Path | None = None) -> dict:
     return record
 
 
-def sentences_figures(path: Path | None = None, blocks: Path | None = None) -> dict[str, str]:
+def sentences_figures(kept: int, path: Path | None = None,
+                      blocks: Path | None = None) -> dict[str, str]:
     """What chapter 11's prose quotes of the runs that also learned from sentences: the
-    models' mean accuracy on one sentence of each validation review (the counting models
-    fitted on each seed's fit split), the paired differences with the taught runs on those
-    sentences and on whole validation reviews, and the model chosen for the box, as text,
-    keyed by glue name.
+    counting models' mean accuracy on one sentence of each validation review (fitted on each
+    seed's fit split); for each number K of sentences a review, the texts added
+    (`sentences_K_taught`) and the paired differences with the arm before it on those
+    sentences and on whole validation reviews (`sentences_K_gain`, `sentences_K_gain_whole`);
+    the seed-0 sums that picked the most a review (`sentences_tried`); the kept model's test
+    accuracy, as text, keyed by glue name.
 
-    Refuses (ValueError) records that no longer support what the prose says: the sentences
-    arm above the taught one on validation sentences, its interval above zero, and not below
-    it on whole validation reviews, so that both records choose it; its test interval above
-    bag of words; every run within 60 minutes.
+    Refuses (ValueError) records that no longer support what the prose says: that the rule
+    keeps every arm up to `kept` sentences a review (its interval above the arm before it on
+    validation sentences, not below it on whole validation reviews) and none after it, so
+    that both records choose the arm of `kept`; the most a review among them the one the
+    seed-0 tries picked; its test interval above bag of words; every run within 60 minutes.
 
     Described in chapter 11, "Learning from unlabelled reviews"."""
     short = read_sentences_record(path)
     record = read_taught_record(blocks, BLOCKS_RECORD)
+    figures, claims, before = {}, {}, "taught"
     try:
-        versus = short["differences"]["sentences - taught"]
-        arm, best = record["taught"][SENTENCES_ARM], record["best_transformer_test_accuracy"]
-        claims = {
-            "better on validation sentences": versus["validation_sentences"]["low"] > 0,
-            "not worse on whole validation reviews": versus["validation"]["high"] > 0,
-            "served": short["served"]["arm"] == "sentences",
-            "the book's best": best["arm"] == SENTENCES_ARM,
-            "above bag of words": arm["against_counting"]["bag_of_words"]["lower_end_above"],
-            "within 60 minutes": arm["minutes"] <= 60,
+        for arm in sentence_arms(record["runs"]):
+            count, name = per_review(arm), short_arm(arm)
+            versus = short["differences"][f"{name} - {before}"]
+            keeps = (versus["validation_sentences"]["low"] > 0
+                     and versus["validation"]["high"] > 0)
+            claims[f"{count} a review {'kept' if count <= kept else 'not kept'}"] = (
+                keeps == (count <= kept))
+            before = name  # the reading holds only if each arm is kept up to `kept`
+            first = next(iter(record["runs"][arm].values()))
+            figures |= {
+                f"sentences_{count}_taught": f"{first['sentences']:,}",
+                f"sentences_{count}_gain": interval_text(_points(versus["validation_sentences"])),
+                f"sentences_{count}_gain_whole": interval_text(_points(versus["validation"])),
+            }
+        chosen, best = record["taught"][sentences_arm(kept)], record[
+            "best_transformer_test_accuracy"]
+        tried = short["tried"]
+        figures["sentences_tried"] = ", ".join(
+            f"{per_review(arm)}: {100 * total:.2f}"
+            for arm, total in sorted(tried["sums"].items(), key=lambda item: per_review(item[0])))
+        claims |= {
+            "the most a review repeated is the one tried on seed 0 picked":
+                tried["picked"] == short_arm(sentence_arms(record["runs"])[-1]),
+            "served": short["served"]["arm"] == f"sentences {kept}",
+            "the book's best": best["arm"] == sentences_arm(kept),
+            "above bag of words": chosen["against_counting"]["bag_of_words"]["lower_end_above"],
+            "within 60 minutes": chosen["minutes"] <= 60,
         }
     except (KeyError, TypeError) as err:
         raise ValueError(f"the sentences records are not the shape their tools write "
@@ -305,12 +360,9 @@ def sentences_figures(path: Path | None = None, blocks: Path | None = None) -> d
     def mean(seeds: dict) -> str:
         return f"{100 * sum(seeds.values()) / len(seeds):.1f}%"
 
-    first = next(iter(record["runs"][SENTENCES_ARM].values()))
     return {
-        "sentences_taught": f"{first['sentences']:,}",
+        **figures,
         "sentences_bag": mean(short["counting"]["bag_of_words"]),
         "sentences_nbsvm": mean(short["counting"]["nbsvm"]),
-        "sentences_gain": interval_text(_points(versus["validation_sentences"])),
-        "sentences_gain_whole": interval_text(_points(versus["validation"])),
         **test_figures("sentences", best),
     }
