@@ -72,7 +72,8 @@ from scratchformer.io.fingerprint import file_sha256
 from scratchformer.measure.baselines import fit_bag_of_words, fit_nbsvm
 from scratchformer.measure.evaluation import evaluate
 from scratchformer.measure.statistics import paired_difference
-from scratchformer.records.taught import TAUGHT_MODEL, per_review, sentence_arms
+from scratchformer.records.taught import (TAUGHT_MODEL, per_review, sentence_arms,
+                                          sentences_kept)
 from scratchformer.runs.checkpoint import load_checkpoint
 from scratchformer.train.presets import preset
 
@@ -195,8 +196,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
     served = "taught"
     for arm in repeated:
         versus = compared(arm, served)
-        if versus and (versus["validation_sentences"]["low"] > 0
-                       and versus["validation"]["high"] > 0):
+        if versus and sentences_kept(versus):
             served = arm
     record = {
         **tool_command("ch11_sentences.py", argv, str(args.record)),

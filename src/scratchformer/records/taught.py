@@ -34,9 +34,16 @@ FIT_REVIEWS = 22_500  # the training split less the 2,500 of each run's validati
 TAUGHT_MODEL = "whole review, taught by NBSVM"  # the blocks record's name for the taught model
 SENTENCES_RECORD = Path("book") / "results" / "imdb_sentences.json"
 TEACHERS = {"none": "none", "nbsvm": "NBSVM",
-            "transformer": "untaught Transformer"}  # the teachers a record may hold, and
+            "transformer": "untaught Transformer"}  # the teachers a record may hold, besides
 SENTENCES_ARM = "nbsvm, sentences "  # + K: the blocks record's arms also taught K a review
 SHORT_ARMS = {"none": "untaught", "nbsvm": "taught"}  # the sentences record's names
+
+
+def sentences_kept(versus: dict) -> bool:
+    """Whether the served model's rule keeps an arm over the one before it, from their
+    paired differences (`ch11_sentences.py`): a 95% interval above zero on validation
+    sentences and one that reaches above zero on whole validation reviews."""
+    return versus["validation_sentences"]["low"] > 0 and versus["validation"]["high"] > 0
 
 
 def sentences_arm(per_review: int) -> str:
@@ -324,8 +331,7 @@ def sentences_figures(kept: int, path: Path | None = None,
         for arm in sentence_arms(record["runs"]):
             count, name = per_review(arm), short_arm(arm)
             versus = short["differences"][f"{name} - {before}"]
-            keeps = (versus["validation_sentences"]["low"] > 0
-                     and versus["validation"]["high"] > 0)
+            keeps = sentences_kept(versus)
             claims[f"{count} a review {'kept' if count <= kept else 'not kept'}"] = (
                 keeps == (count <= kept))
             before = name  # the reading holds only if each arm is kept up to `kept`
