@@ -6,9 +6,11 @@ are validated on reviews of a few hundred tokens. Here every run (a `train-imdb`
 folder of `tools/records/ch11_taught.py`, with or without `--sentences`) is scored on one
 sentence (3 to 60 tokens, `scratchformer.data.sentences`, drawn with the run's seed) of each
 review of its own validation slice, labelled as its review is: a noisy stand-in for a short
-review (many sentences say nothing of the verdict), the same for every model of a seed. Bag of
-words and NBSVM, with the settings `book/results/imdb_baselines.json` chose, are fitted on
-each seed's fit split and scored on the same sentences. The record gives each arm's
+review (many sentences say nothing of the verdict), the same for every model of a seed; and on
+those of them two people labelled alike by hand (`labelled_sentences.py`), the measure the
+served model is chosen on. Bag of words and NBSVM, with the settings
+`book/results/imdb_baselines.json` chose, are fitted on each seed's fit split and scored on the
+same sentences. The record gives each arm's
 accuracies, the paired differences between arms on sentences and on whole reviews (the runs'
 own best validation), and the model `SERVED` chooses for the box. A run taught with
 `--sentences K` is of the arm `sentences K`; each arm of two seeds or more is compared with
@@ -22,8 +24,7 @@ of every arm taught with sentences, and the one `TRIED` picks.
         --record book/results/imdb_sentences.json
 
 What this deliberately does not handle: test (the choice reads validation only; each run's
-test score is its own record's), sentences labelled by hand, and runs read in other ways than
-whole-review windows.
+test score is its own record's), and runs read in other ways than whole-review windows.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from script_arguments import default_record, existing_folder, record_argument
+from labelled_sentences import LABELS
+from script_arguments import default_record, existing_file, existing_folder, record_argument
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_RECORD = ROOT / "book" / "results" / "imdb_sentences.json"
@@ -45,6 +47,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--cache", type=Path, required=True, help="the token cache")
     parser.add_argument("--run", type=existing_folder, nargs="+", required=True,
                         help="run folders, each with best.pt and results.json")
+    parser.add_argument("--labelled", type=existing_file, default=LABELS,
+                        help="validation sentences labelled by hand (ch11_label_sentences.py)")
     record_argument(parser, DEFAULT_RECORD)
     args = parser.parse_args(argv)
     args.record = default_record(parser, args.record, DEFAULT_RECORD)
@@ -66,7 +70,6 @@ from scratchformer.data.holdout import holdout
 from scratchformer.data.imdb import load_imdb
 from scratchformer.data.review_cache import review_tokens
 from scratchformer.data.review_windows import review_windows
-from scratchformer.data.sentences import draw_sentences
 from scratchformer.io.files import write_atomically
 from scratchformer.io.fingerprint import file_sha256
 from scratchformer.measure.baselines import fit_bag_of_words, fit_nbsvm
@@ -77,14 +80,37 @@ from scratchformer.records.taught import (TAUGHT_MODEL, per_review, sentence_arm
 from scratchformer.runs.checkpoint import load_checkpoint
 from scratchformer.train.presets import preset
 
+from labelled_sentences import (PER_SEED, kept_labels, read_labels,
+                                validation_sentences)
 from shown_command import option, tool_command, validation_held_out
 
 SERVED = ("the taught model, replaced by each model taught with more sentences a review "
           "(fewest first) whose paired difference with the model kept so far has a 95% "
-          "interval above zero on validation sentences and one that reaches above zero on "
-          "whole validation reviews")
+          "interval above zero on the validation sentences labelled by hand and one that "
+          "reaches above zero on whole validation reviews")
 TRIED = ("the most sentences a review whose seed-0 run has the highest sum of validation "
          "accuracy on whole reviews and on sentences")
+
+
+MEASURES = ("validation", "validation_sentences", "validation_labelled")
+KEPT = "the sentences both labellers gave the same verdict, positive or negative"
+
+
+def labelled_counts(rows: list[dict], seed: int, kept: dict[int, int],
+                    review_labels: list[int]) -> dict[str, int]:
+    """How the seed's drawn sentences were labelled: drawn, labelled alike by both hands,
+    kept with a verdict, of them positive, and of them labelled as their review is."""
+    drawn = [row for row in rows if row["seed"] == seed]
+    return {"drawn": len(drawn),
+            "alike": sum(row["labels"][0] == row["labels"][1] for row in drawn),
+            "kept": len(kept), "positive": sum(kept.values()),
+            "as_review": sum(label == review_labels[i] for i, label in kept.items())}
+
+
+def shown_path(path: Path) -> str:
+    """A file as the record shows it: relative to the repository's root if inside it."""
+    path = path.resolve()
+    return str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
 
 
 def model_name(arm: str) -> str:
@@ -152,27 +178,34 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
     if len(held_out) != 1:
         raise SystemExit(f"the runs hold out their validation in different ways: {held_out}")
     held = held_out.pop()
-    counting: dict[str, dict[str, float]] = {"bag_of_words": {}, "nbsvm": {}}
+    labelled_rows = read_labels(args.labelled)
+    counting: dict[str, dict[str, dict[str, float]]] = {
+        "bag_of_words": {}, "nbsvm": {}}  # per model: per seed, accuracy by measure
     sizes = {}
     for seed, members in sorted(by_seed.items()):
-        val_index, fit_index = (i.tolist() for i in holdout(train.labels, val_size, seed, held))
-        sentences, owners = draw_sentences([tokens[i] for i in val_index], 1, seed)
-        labels = [train.labels[val_index[owner]] for owner in owners]
-        sizes[str(seed)] = {"sentences": len(sentences), "positive": sum(labels),
-                            "mean_tokens": float(np.mean([len(s) for s in sentences]))}
+        _, fit_index = (i.tolist() for i in holdout(train.labels, val_size, seed, held))
+        sentences, labels = validation_sentences(train.labels, tokens, seed, held, val_size)
+        kept = kept_labels(labelled_rows, seed, sentences)  # {place: the hand's label}
+        scored = {"validation_sentences": (sentences, labels),
+                  "validation_labelled": ([sentences[i] for i in kept], list(kept.values()))}
+        sizes[str(seed)] = {
+            "sentences": len(sentences), "positive": sum(labels),
+            "mean_tokens": float(np.mean([len(s) for s in sentences])),
+            "labelled": labelled_counts(labelled_rows, seed, kept, labels)}
         for arm, folder, validation, command in members:
             model = load_checkpoint(folder / "best.pt", torch.device("cpu")).eval()
-            runs[arm][str(seed)] = {"command": command, "validation": validation,
-                                    "validation_sentences": accuracy_on(model, sentences, labels),
-                                    "checkpoint_sha256": file_sha256(folder / "best.pt")}
-            print(arm, seed, runs[arm][str(seed)]["validation_sentences"], flush=True)
-        texts = [review_encoding().decode(s.tolist()) for s in sentences]
+            runs[arm][str(seed)] = {"command": command, "validation": validation, **{
+                key: accuracy_on(model, texts, truth) for key, (texts, truth) in scored.items()},
+                "checkpoint_sha256": file_sha256(folder / "best.pt")}
+            print(arm, seed, runs[arm][str(seed)], flush=True)
         fit_texts = [train.texts[i] for i in fit_index]
         fit_labels = [train.labels[i] for i in fit_index]
         for name, fit in (("bag_of_words", fit_bag_of_words), ("nbsvm", fit_nbsvm)):
             counted = fit(fit_texts, fit_labels, **baselines[name]["chosen"])
-            right = np.asarray(counted.predict(texts)) == np.asarray(labels)
-            counting[name][str(seed)] = float(right.mean())
+            counting[name][str(seed)] = {
+                key: float(np.mean(np.asarray(counted.predict(
+                    [review_encoding().decode(s.tolist()) for s in texts])) == truth))
+                for key, (texts, truth) in scored.items()}
             print(name, seed, counting[name][str(seed)], flush=True)
 
     def difference(arm: str, other: str, key: str) -> dict:
@@ -184,8 +217,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
         """The paired differences of `arm` less `other`, recorded; None under two seeds."""
         if len(set(runs[arm]) & set(runs[other])) < 2:
             return None
-        differences[f"{arm} - {other}"] = {
-            key: difference(arm, other, key) for key in ("validation", "validation_sentences")}
+        differences[f"{arm} - {other}"] = {key: difference(arm, other, key) for key in MEASURES}
         return differences[f"{arm} - {other}"]
 
     differences: dict[str, dict] = {}
@@ -202,7 +234,11 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
         **tool_command("ch11_sentences.py", argv, str(args.record)),
         "holdout": held,
         "sentences": {"per_review": 1, "shortest": 3, "longest": 60,
-                      "label": "the review's", "per_seed": sizes},
+                      "label": "the review's; of those labelled by hand, the hand's",
+                      "labelled": {"file": shown_path(args.labelled),
+                                   "sha256": file_sha256(args.labelled),
+                                   "drawn_per_seed": PER_SEED, "kept": KEPT},
+                      "per_seed": sizes},
         "runs": {arm: dict(sorted(seeds.items(), key=lambda item: int(item[0])))
                  for arm, seeds in runs.items() if seeds},
         "counting": counting,

@@ -41,9 +41,9 @@ SHORT_ARMS = {"none": "untaught", "nbsvm": "taught"}  # the sentences record's n
 
 def sentences_kept(versus: dict) -> bool:
     """Whether the served model's rule keeps an arm over the one before it, from their
-    paired differences (`ch11_sentences.py`): a 95% interval above zero on validation
-    sentences and one that reaches above zero on whole validation reviews."""
-    return versus["validation_sentences"]["low"] > 0 and versus["validation"]["high"] > 0
+    paired differences (`ch11_sentences.py`): a 95% interval above zero on the validation
+    sentences labelled by hand and one that reaches above zero on whole validation reviews."""
+    return versus["validation_labelled"]["low"] > 0 and versus["validation"]["high"] > 0
 
 
 def sentences_arm(per_review: int) -> str:
