@@ -7,7 +7,7 @@ folder of `tools/records/ch11_taught.py`, with or without `--sentences`) is scor
 sentence (3 to 60 tokens, `scratchformer.data.sentences`, drawn with the run's seed) of each
 review of its own validation slice, labelled as its review is: a noisy stand-in for a short
 review (many sentences say nothing of the verdict), the same for every model of a seed; and on
-those of them two people labelled alike by hand (`labelled_sentences.py`), the measure the
+those of them two labellers labelled alike by hand (`labelled_sentences.py`), the measure the
 served model is chosen on. Bag of words and NBSVM, with the settings
 `book/results/imdb_baselines.json` chose, are fitted on each seed's fit split and scored on the
 same sentences. The record gives each arm's

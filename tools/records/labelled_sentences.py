@@ -4,12 +4,13 @@ model its box serves.
 `ch11_sentences.py` scores every run on one sentence of each review of its seed's validation
 slice, labelled as its review is: a noisy stand-in for a short review, since many sentences of
 a review say nothing of its verdict. Here a random draw of those same sentences (`PER_SEED` of
-each seed's, `drawn`) is read by two people, each labelling every sentence, read alone,
-`positive`, `negative` or `none` (no verdict on the film, or both); a sentence both label with
-the same verdict is kept with it, the rest are left out. `book/results/sentences_labelled.jsonl`
-holds, per sentence, the seed, its place among the seed's validation sentences, the sha256 of
-its text (checked when read, so a changed draw is refused rather than mislabelled) and the two
-labels; not the text, which is IMDB's and is rebuilt from the data.
+each seed's, `drawn`) is read by two labellers, each on their own, who label every sentence,
+read alone, `positive`, `negative` or `none` (no verdict on the film, or both), by the guide
+`labelling_guide.md` beside this file; a sentence both label with the same verdict is kept with
+it, the rest are left out. `book/results/sentences_labelled.jsonl` holds, per sentence, the
+seed, its place among the seed's validation sentences, the sha256 of its text (checked when
+read, so a changed draw is refused rather than mislabelled) and the two labels; not the text,
+which is IMDB's and is rebuilt from the data.
 
 What this deliberately does not handle: sentences of other slices than the runs' own
 validation, labellers other than two, and labels on a scale (a verdict or none).
