@@ -29,7 +29,8 @@ from conftest import ROOT
 
 # modules the scripts import, not scripts
 HELPERS = {"benchmarks/script_arguments.py", "tools/records/script_arguments.py",
-           "tools/records/shown_command.py", "tools/records/onnx_reviews.py"}
+           "tools/records/shown_command.py", "tools/records/onnx_reviews.py",
+           "tools/records/labelled_sentences.py"}
 SCRIPTS = sorted(
     {path.relative_to(ROOT).as_posix()
      for pattern in ("benchmarks/*.py", "tools/records/*.py", "tools/*.py", "tools/*.sh")
@@ -174,6 +175,19 @@ BAD_ARGUMENTS: dict[str, list[tuple[str, str]]] = {
          "argument --run: {file} is a file, not a folder"),
         ("--data {data} --cache {empty} --run {imdb} --record {dir}",
          "argument --record: {dir} is a folder"),
+        ("--data {data} --cache {empty} --run {imdb} --labelled {missing}",
+         "argument --labelled: {missing} does not exist"),
+    ],
+    "tools/records/ch11_label_sentences.py": [
+        ("", "the following arguments are required: step"),
+        ("draw --data {missing} --cache {empty} --seeds 0 --out {out}",
+         "argument --data: {missing} does not exist"),
+        ("draw --data {data} --cache {empty} --seeds 0 --chunks 0 --out {out}",
+         "argument --chunks: must be at least 1"),
+        ("draw --data {data} --cache {empty} --seeds 0 --out {dir}",
+         "{dir} exists: draw writes a new folder"),
+        ("gather --out {empty} --answers {file}", "{empty} holds no key.json"),
+        ("gather --out {empty} --answers {missing}", "argument --answers: {missing} does not exist"),
     ],
     "tools/records/ch11_shared_words.py": [
         ("", "the following arguments are required: --data"),

@@ -9,15 +9,18 @@ reviews share with the fitted reviews (`book/results/imdb_shared_words.json`).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shlex
+import sys
 from pathlib import Path
 
 import pytest
 
 from conftest import ROOT
 from scratchformer.measure.statistics import paired_difference
-from scratchformer.records.taught import (TaughtRecordError, blocks_figures, per_review,
+from scratchformer.records.taught import (SHORT_TEXTS, TaughtRecordError, blocks_figures,
+                                          per_review,
                                           read_sentences_record, read_taught_record,
                                           sentence_arms, sentences_arm, sentences_figures,
                                           shared_words_figures, short_arm, taught_figures,
@@ -123,7 +126,7 @@ def test_the_page_figures_and_table(record: dict, tmp_path: Path) -> None:
     assert figures["taught_minus_whole"].startswith(f"{100 * versus['test']['mean']:+.2f} points")
     taught = record["taught"]["nbsvm"]
     rows = taught_table().data.strip().splitlines()
-    assert rows[2].startswith("| random | NBSVM |")  # header, rule, then the runs
+    assert rows[2].startswith("| NBSVM, random slice |")  # header, rule, then the runs
     assert (f"{100 * taught['mean']:.2f}% ({100 * taught['interval_95'][0]:.2f}–"
             f"{100 * taught['interval_95'][1]:.2f})") in rows[2]
     turned = json.loads(json.dumps(record))
@@ -194,8 +197,8 @@ def test_blocks_choose_the_model_by_the_rule_and_record_it(blocks: dict) -> None
              else short["runs"][short_arm(candidate)][s][key] for s in seeds],
             [blocks["runs"][arm][s][key] if key == "validation"
              else short["runs"][short_arm(arm)][s][key] for s in seeds])
-            for key in ("validation", "validation_sentences")}
-        if versus["validation_sentences"]["low"] > 0 and versus["validation"]["high"] > 0:
+            for key in ("validation", "validation_labelled")}
+        if versus["validation_labelled"]["low"] > 0 and versus["validation"]["high"] > 0:
             arm = candidate
     assert best["arm"] == arm
     assert short["served"]["arm"] == (short_arm(arm) if arm != "none" else "taught")
@@ -231,14 +234,35 @@ def test_the_sentences_record_is_of_the_same_runs_and_recomputes(blocks: dict) -
     for name in short["differences"]:
         arm, other = name.split(" - ")
         seeds = sorted(short["runs"][arm], key=int)
-        for key in ("validation", "validation_sentences"):
+        for key in ("validation", *SHORT_TEXTS):
             expected = paired_difference([short["runs"][arm][s][key] for s in seeds],
                                          [short["runs"][other][s][key] for s in seeds])
             assert short["differences"][name][key] == pytest.approx(expected, abs=1e-12)
     for seed, drawn in short["sentences"]["per_seed"].items():
         assert 2_000 < drawn["sentences"] <= 2_500 and 3 <= drawn["mean_tokens"] <= 60
         assert set(short["counting"]["nbsvm"]) == set(short["counting"]["bag_of_words"])
-        assert seed in short["counting"]["nbsvm"]
+        assert set(short["counting"]["nbsvm"][seed]) == set(SHORT_TEXTS)
+
+
+def test_the_sentences_labelled_by_hand_are_counted_from_their_file() -> None:
+    """The record's counts of the hand-labelled sentences recomputed from the labels' file
+    (two labels a sentence; kept where both give the same verdict), and the file the one the
+    record read."""
+    short = read_sentences_record(SHORT)
+    labelled = short["sentences"]["labelled"]
+    path = ROOT / labelled["file"]
+    assert labelled["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len({(row["seed"], row["index"]) for row in rows}) == len(rows)
+    for seed, drawn in short["sentences"]["per_seed"].items():
+        mine = [row["labels"] for row in rows if row["seed"] == int(seed)]
+        kept = [first for first, second in mine
+                if first == second and first in ("positive", "negative")]
+        assert drawn["labelled"]["drawn"] == len(mine) == labelled["drawn_per_seed"]
+        assert drawn["labelled"]["alike"] == sum(first == second for first, second in mine)
+        assert drawn["labelled"]["kept"] == len(kept) >= 250  # enough to score on
+        assert drawn["labelled"]["positive"] == kept.count("positive")
+        assert drawn["labelled"]["kept"] // 3 < drawn["labelled"]["as_review"] <= len(kept)
 
 
 KEPT = 2  # the sentences a review of the model chapter 11 says its rule keeps
@@ -247,19 +271,22 @@ KEPT = 2  # the sentences a review of the model chapter 11 says its rule keeps
 def test_the_sentences_figures_refuse_a_reading_turned_around(tmp_path: Path) -> None:
     short = read_sentences_record(SHORT)
     figures = sentences_figures(KEPT)
-    versus = short["differences"]["sentences 2 - taught"]["validation_sentences"]
+    versus = short["differences"]["sentences 2 - taught"]["validation_labelled"]
     assert figures["sentences_2_gain"].startswith(f"{100 * versus['mean']:+.2f} points")
     assert figures["sentences_tried"] == ", ".join(
         f"{per_review(arm)}: {100 * total:.2f}" for arm, total in sorted(
             short["tried"]["sums"].items(), key=lambda item: per_review(item[0])))
     path = tmp_path / "imdb_sentences.json"
     for change, claim in (("gain", "2 a review kept"), ("served", "served"),
-                          ("tried", "tried on seed 0 picked")):
+                          ("tried", "tried on seed 0 picked"), ("counting", "counting by hand")):
         turned = json.loads(json.dumps(short))
         if change == "gain":
-            turned["differences"]["sentences 2 - taught"]["validation_sentences"]["low"] = -1e-3
+            turned["differences"]["sentences 2 - taught"]["validation_labelled"]["low"] = -1e-3
         elif change == "served":
             turned["served"]["arm"] = "taught"
+        elif change == "counting":
+            for scored in turned["counting"]["nbsvm"].values():
+                scored["validation_labelled"] = 0.99
         else:
             turned["tried"]["picked"] = "sentences 2"
         path.write_text(json.dumps(turned))
@@ -281,12 +308,12 @@ def test_the_blocks_figures_refuse_a_reading_turned_around(blocks: dict,
     assert figures["chosen_mean"] == f"{100 * blocks['taught']['nbsvm']['mean']:.2f}%"
     assert figures["blocks_seeds"] == str(len(best["per_seed"]))
     rows = taught_table().data.strip().splitlines()
-    assert [row.split("|")[1:3] for row in rows[2:]] == [
-        [" random ", " NBSVM "], [" blocks ", " none "], [" blocks ", " NBSVM "],
-        [" blocks ", " NBSVM + 2 sentences "], [" blocks ", " NBSVM + 8 sentences "]]
+    assert [row.split("|")[1] for row in rows[2:]] == [
+        " NBSVM, random slice ", " none ", " NBSVM ", " NBSVM + 2 sentences ",
+        " NBSVM + 8 sentences "]
     interval = figures["chosen_interval"].replace("%", "").replace(" to ", "–")
     assert f"{figures['chosen_mean']} ({interval})" in rows[4]
-    assert rows[2].split("|")[4] == "  "  # the random slice's runs were not scored on sentences
+    assert rows[2].split("|")[3:5] == ["  ", "  "]  # the random slice's: not on sentences
     with pytest.raises(ValueError, match="5 seeds for NBSVM on the random slice"):
         taught_table(seeds=4)
     path = tmp_path / "imdb_taught_blocks.json"
@@ -301,3 +328,30 @@ def test_the_blocks_figures_refuse_a_reading_turned_around(blocks: dict,
         with pytest.raises(ValueError, match=claim):
             blocks_figures(path)
 
+
+
+def test_the_labelled_sentences_are_the_validation_sentences_drawn_from_imdb(
+        tmp_path: Path) -> None:
+    """With IMDB, each seed's validation sentences drawn now are the texts that were labelled
+    (every sha256 matches), and the record's kept sentences are the ones found."""
+    from scratchformer.data.imdb import book_reviews
+    from scratchformer.data.review_cache import review_tokens
+    from scratchformer.train.presets import preset
+
+    sys.path.insert(0, str(ROOT / "tools" / "records"))
+    from labelled_sentences import kept_labels, read_labels, validation_sentences
+
+    data = book_reviews()  # under SCRATCHFORMER_REQUIRE_IMDB=1 a missing copy raises
+    if data is None:
+        pytest.skip("no copy of IMDB can be reached")
+    short = read_sentences_record(SHORT)
+    train = data["train"]
+    tokens = review_tokens(train, tmp_path)
+    rows = read_labels(ROOT / short["sentences"]["labelled"]["file"])
+    for seed, drawn in short["sentences"]["per_seed"].items():
+        sentences, _ = validation_sentences(train.labels, tokens, int(seed), short["holdout"],
+                                            preset("cpu")[1].val_size)
+        assert len(sentences) == drawn["sentences"]
+        kept = kept_labels(rows, int(seed), sentences)  # a changed text raises
+        assert (len(kept), sum(kept.values())) == (drawn["labelled"]["kept"],
+                                                   drawn["labelled"]["positive"])

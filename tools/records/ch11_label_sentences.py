@@ -81,6 +81,8 @@ def gather(args: argparse.Namespace) -> None:
     """Two labels for every id of the key, written as the labelled sentences' file."""
     from scratchformer.io.files import write_atomically
 
+    if not (args.out / "key.json").is_file():
+        refuse(f"{args.out} holds no key.json: gather reads the folder draw wrote")
     key = json.loads((args.out / "key.json").read_text(encoding="utf-8"))
     labels: dict[str, list[str]] = {name: [] for name in key}
     for path in args.answers:

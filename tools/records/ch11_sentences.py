@@ -7,12 +7,12 @@ folder of `tools/records/ch11_taught.py`, with or without `--sentences`) is scor
 sentence (3 to 60 tokens, `scratchformer.data.sentences`, drawn with the run's seed) of each
 review of its own validation slice, labelled as its review is: a noisy stand-in for a short
 review (many sentences say nothing of the verdict), the same for every model of a seed; and on
-those of them two labellers labelled alike by hand (`labelled_sentences.py`), the measure the
-served model is chosen on. Bag of words and NBSVM, with the settings
-`book/results/imdb_baselines.json` chose, are fitted on each seed's fit split and scored on the
-same sentences. The record gives each arm's
-accuracies, the paired differences between arms on sentences and on whole reviews (the runs'
-own best validation), and the model `SERVED` chooses for the box. A run taught with
+those of a random draw of them to which two labellers gave the same verdict
+(`labelled_sentences.py`), the measure the served model is chosen on. Bag of words and NBSVM,
+with the settings `book/results/imdb_baselines.json` chose, are fitted on each seed's fit
+split and scored on the same sentences. The record gives each arm's accuracies, the paired
+differences between arms on both kinds of sentence and on whole reviews (the runs' own best
+validation), and the model `SERVED` chooses for the box. A run taught with
 `--sentences K` is of the arm `sentences K`; each arm of two seeds or more is compared with
 the one before it (untaught, taught, then by sentences a review, fewest first). An arm run on
 seed 0 alone is a try: `tried` records seed 0's whole-review plus sentence validation accuracy
@@ -98,7 +98,7 @@ KEPT = "the sentences both labellers gave the same verdict, positive or negative
 
 def labelled_counts(rows: list[dict], seed: int, kept: dict[int, int],
                     review_labels: list[int]) -> dict[str, int]:
-    """How the seed's drawn sentences were labelled: drawn, labelled alike by both hands,
+    """How the seed's drawn sentences were labelled: drawn, labelled alike by both labellers,
     kept with a verdict, of them positive, and of them labelled as their review is."""
     drawn = [row for row in rows if row["seed"] == seed]
     return {"drawn": len(drawn),
@@ -195,7 +195,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
         for arm, folder, validation, command in members:
             model = load_checkpoint(folder / "best.pt", torch.device("cpu")).eval()
             runs[arm][str(seed)] = {"command": command, "validation": validation, **{
-                key: accuracy_on(model, texts, truth) for key, (texts, truth) in scored.items()},
+                key: accuracy_on(model, chosen, truth) for key, (chosen, truth) in scored.items()},
                 "checkpoint_sha256": file_sha256(folder / "best.pt")}
             print(arm, seed, runs[arm][str(seed)], flush=True)
         fit_texts = [train.texts[i] for i in fit_index]
@@ -204,8 +204,8 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
             counted = fit(fit_texts, fit_labels, **baselines[name]["chosen"])
             counting[name][str(seed)] = {
                 key: float(np.mean(np.asarray(counted.predict(
-                    [review_encoding().decode(s.tolist()) for s in texts])) == truth))
-                for key, (texts, truth) in scored.items()}
+                    [review_encoding().decode(s.tolist()) for s in chosen])) == truth))
+                for key, (chosen, truth) in scored.items()}
             print(name, seed, counting[name][str(seed)], flush=True)
 
     def difference(arm: str, other: str, key: str) -> dict:

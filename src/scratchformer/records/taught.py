@@ -37,6 +37,7 @@ TEACHERS = {"none": "none", "nbsvm": "NBSVM",
             "transformer": "untaught Transformer"}  # the teachers a record may hold, besides
 SENTENCES_ARM = "nbsvm, sentences "  # + K: the blocks record's arms also taught K a review
 SHORT_ARMS = {"none": "untaught", "nbsvm": "taught"}  # the sentences record's names
+SHORT_TEXTS = ("validation_sentences", "validation_labelled")  # labelled as the review, by hand
 
 
 def sentences_kept(versus: dict) -> bool:
@@ -116,13 +117,14 @@ def read_taught_record(path: Path | None = None, default: Path = RECORD) -> dict
 
 def taught_table(path: Path | None = None, blocks: Path | None = None,
                  short: Path | None = None, seeds: int = 5) -> Markdown:
-    """The page's table: NBSVM's teaching with validation drawn at random, then with
-    validation held out in blocks (`imdb_taught_blocks.json`), its untaught runs first and the
-    runs that also learned from sentences last (fewest a review first); every row of `seeds`
-    runs (a ValueError otherwise: the page says how many). A row gives the mean validation
-    accuracy on whole reviews and, for the blocks rows, on one sentence of each validation
-    review (`imdb_sentences.json`), the mean test accuracy with its 95% t-interval, and the
-    minutes ("min") per run at most."""
+    """The page's table: NBSVM's teaching with validation drawn at random (its teacher named
+    with the slice), then with validation held out in blocks (`imdb_taught_blocks.json`), its
+    untaught runs first and the runs that also learned from sentences last (fewest a review
+    first); every row of `seeds` runs (a ValueError otherwise: the page says how many). A row
+    gives the mean validation accuracy on whole reviews and, for the blocks rows, on one
+    sentence of each validation review (`imdb_sentences.json`) labelled as its review, and on
+    those of them labelled by hand ("by hand"); the mean test accuracy with its 95%
+    t-interval, and the minutes ("min") per run at most."""
     short_runs = read_sentences_record(short)["runs"]
     rows = []
     for slice_name, record in (("random", read_taught_record(path)),
@@ -135,19 +137,20 @@ def taught_table(path: Path | None = None, blocks: Path | None = None,
             interval = paired_difference(test)
             validation = sum(run["validation"] for run in runs.values()) / len(runs)
             scored = short_runs.get(short_arm(teacher), {}) if slice_name == "blocks" else {}
-            sentences = ""
+            sentences = ["", ""]
             if set(runs) <= set(scored):
-                mean = sum(scored[seed]["validation_sentences"] for seed in runs) / len(runs)
-                sentences = f"{100 * mean:.2f}%"
+                sentences = [f"{100 * sum(scored[seed][key] for seed in runs) / len(runs):.2f}%"
+                             for key in SHORT_TEXTS]
             if len(runs) != seeds:
                 raise ValueError(f"{len(runs)} seeds for {teacher_name(teacher)} on the "
                                  f"{slice_name} slice, where the page says {seeds}")
-            rows.append([slice_name, teacher_name(teacher), f"{100 * validation:.2f}%",
-                         sentences,
+            shown = teacher_name(teacher) + (", random slice" if slice_name == "random" else "")
+            rows.append([shown, f"{100 * validation:.2f}%",
+                         *sentences,
                          f"{100 * interval['mean']:.2f}% ({100 * interval['low']:.2f}–"
                          f"{100 * interval['high']:.2f})",
                          f"{max(run['minutes'] for run in runs.values()):.0f}"])
-    return markdown_table(["slice", "teacher", "validation", "sentences",
+    return markdown_table(["teacher", "validation", "sentences", "by hand",
                            "test (95% interval)", "min"], rows)
 
 
@@ -298,8 +301,9 @@ def read_sentences_record(path: Path | None = None) -> dict:
     def with_accuracies(record: dict) -> tuple[dict, list]:
         record["served"]["arm"], record["differences"].items()  # or KeyError
         return record, [run[key] for runs in record["runs"].values() for run in runs.values()
-                        for key in ("validation", "validation_sentences")] + [
-            v for seeds in record["counting"].values() for v in seeds.values()]
+                        for key in ("validation", *SHORT_TEXTS)] + [
+            scored[key] for seeds in record["counting"].values() for scored in seeds.values()
+            for key in SHORT_TEXTS]
 
     record, values = tool_record(source, "ch11_sentences.py", with_accuracies)
     if not values or not all(isinstance(v, float) and 0 <= v <= 1 for v in values):
@@ -310,18 +314,21 @@ def read_sentences_record(path: Path | None = None) -> dict:
 def sentences_figures(kept: int, path: Path | None = None,
                       blocks: Path | None = None) -> dict[str, str]:
     """What chapter 11's prose quotes of the runs that also learned from sentences: the
-    counting models' mean accuracy on one sentence of each validation review (fitted on each
-    seed's fit split); for each number K of sentences a review, the texts added
-    (`sentences_K_taught`) and the paired differences with the arm before it on those
-    sentences and on whole validation reviews (`sentences_K_gain`, `sentences_K_gain_whole`);
-    the seed-0 sums that picked the most a review (`sentences_tried`); the kept model's test
-    accuracy, as text, keyed by glue name.
+    validation sentences labelled by hand (`sentences_hand_drawn`, those kept with a verdict,
+    the labellers' agreement); for each number K of sentences a review, the texts added
+    (`sentences_K_taught`) and the paired differences with the arm before it on sentences
+    labelled by hand and on whole validation reviews (`sentences_K_gain`,
+    `sentences_K_gain_whole`); the seed-0 sums that picked the most a review
+    (`sentences_tried`); the counting models' mean accuracy on the sentences labelled as
+    their review (fitted on each seed's fit split) and the kept model's paired differences
+    with them on those labelled by hand; its test accuracy; as text, keyed by glue name.
 
     Refuses (ValueError) records that no longer support what the prose says: that the rule
     keeps every arm up to `kept` sentences a review (its interval above the arm before it on
-    validation sentences, not below it on whole validation reviews) and none after it, so
-    that both records choose the arm of `kept`; the most a review among them the one the
-    seed-0 tries picked; its test interval above bag of words; every run within 60 minutes.
+    sentences labelled by hand, not below it on whole validation reviews) and none after it,
+    so that both records choose the arm of `kept`; the most a review among them the one the
+    seed-0 tries picked; its test interval above bag of words; every run within 60 minutes;
+    its interval above both counting models on sentences labelled by hand.
 
     Described in chapter 11, "Learning from unlabelled reviews"."""
     short = read_sentences_record(path)
@@ -338,7 +345,7 @@ def sentences_figures(kept: int, path: Path | None = None,
             first = next(iter(record["runs"][arm].values()))
             figures |= {
                 f"sentences_{count}_taught": f"{first['sentences']:,}",
-                f"sentences_{count}_gain": interval_text(_points(versus["validation_sentences"])),
+                f"sentences_{count}_gain": interval_text(_points(versus["validation_labelled"])),
                 f"sentences_{count}_gain_whole": interval_text(_points(versus["validation"])),
             }
         chosen, best = record["taught"][sentences_arm(kept)], record[
@@ -347,6 +354,13 @@ def sentences_figures(kept: int, path: Path | None = None,
         figures["sentences_tried"] = ", ".join(
             f"{per_review(arm)}: {100 * total:.2f}"
             for arm, total in sorted(tried["sums"].items(), key=lambda item: per_review(item[0])))
+        served = short["runs"][f"sentences {kept}"]
+        over_counting = {
+            model: paired_difference(
+                [served[seed]["validation_labelled"] for seed in sorted(served, key=int)],
+                [short["counting"][model][seed]["validation_labelled"]
+                 for seed in sorted(served, key=int)])
+            for model in ("bag_of_words", "nbsvm")}
         claims |= {
             "the most a review repeated is the one tried on seed 0 picked":
                 tried["picked"] == short_arm(sentence_arms(record["runs"])[-1]),
@@ -354,7 +368,9 @@ def sentences_figures(kept: int, path: Path | None = None,
             "the book's best": best["arm"] == sentences_arm(kept),
             "above bag of words": chosen["against_counting"]["bag_of_words"]["lower_end_above"],
             "within 60 minutes": chosen["minutes"] <= 60,
+            "above counting by hand": all(d["low"] > 0 for d in over_counting.values()),
         }
+        labelled = [seed["labelled"] for seed in short["sentences"]["per_seed"].values()]
     except (KeyError, TypeError) as err:
         raise ValueError(f"the sentences records are not the shape their tools write "
                          f"({err!r})") from None
@@ -363,12 +379,21 @@ def sentences_figures(kept: int, path: Path | None = None,
         raise ValueError(f"the sentences records no longer support chapter 11's reading: "
                          f"{broken}")
 
-    def mean(seeds: dict) -> str:
-        return f"{100 * sum(seeds.values()) / len(seeds):.1f}%"
+    def mean(model: str) -> str:
+        seeds = short["counting"][model].values()
+        return f"{100 * sum(seed['validation_sentences'] for seed in seeds) / len(seeds):.1f}%"
+
+    def total(key: str) -> int:
+        return sum(seed[key] for seed in labelled)
 
     return {
         **figures,
-        "sentences_bag": mean(short["counting"]["bag_of_words"]),
-        "sentences_nbsvm": mean(short["counting"]["nbsvm"]),
+        "sentences_bag": mean("bag_of_words"),
+        "sentences_nbsvm": mean("nbsvm"),
+        "sentences_hand_kept": f"{total('kept'):,}",
+        "sentences_hand_drawn": f"{total('drawn'):,}",
+        "sentences_hand_alike": f"{100 * total('alike') / total('drawn'):.1f}%",
+        "sentences_hand_minus_bag": interval_text(_points(over_counting["bag_of_words"])),
+        "sentences_hand_minus_nbsvm": interval_text(_points(over_counting["nbsvm"])),
         **test_figures("sentences", best),
     }
