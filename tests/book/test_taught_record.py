@@ -244,8 +244,8 @@ def test_the_sentences_record_is_of_the_same_runs_and_recomputes(blocks: dict) -
         assert set(short["counting"]["nbsvm"][seed]) == set(SHORT_TEXTS)
 
 
-def test_the_sentences_labelled_by_hand_are_counted_from_their_file() -> None:
-    """The record's counts of the hand-labelled sentences recomputed from the labels' file
+def test_the_labelled_sentences_are_counted_from_their_file() -> None:
+    """The record's counts of the labelled sentences recomputed from the labels' file
     (two labels a sentence; kept where both give the same verdict), and the file the one the
     record read."""
     short = read_sentences_record(SHORT)
@@ -278,7 +278,7 @@ def test_the_sentences_figures_refuse_a_reading_turned_around(tmp_path: Path) ->
             short["tried"]["sums"].items(), key=lambda item: per_review(item[0])))
     path = tmp_path / "imdb_sentences.json"
     for change, claim in (("gain", "2 a review kept"), ("served", "served"),
-                          ("tried", "tried on seed 0 picked"), ("counting", "counting by hand")):
+                          ("tried", "tried on seed 0 picked"), ("counting", "counting on labelled sentences")):
         turned = json.loads(json.dumps(short))
         if change == "gain":
             turned["differences"]["sentences 2 - taught"]["validation_labelled"]["low"] = -1e-3

@@ -48,7 +48,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--run", type=existing_folder, nargs="+", required=True,
                         help="run folders, each with best.pt and results.json")
     parser.add_argument("--labelled", type=existing_file, default=LABELS,
-                        help="validation sentences labelled by hand (ch11_label_sentences.py)")
+                        help="validation sentences labelled as texts (ch11_label_sentences.py)")
     record_argument(parser, DEFAULT_RECORD)
     args = parser.parse_args(argv)
     args.record = default_record(parser, args.record, DEFAULT_RECORD)
@@ -86,7 +86,7 @@ from shown_command import option, tool_command, validation_held_out
 
 SERVED = ("the taught model, replaced by each model taught with more sentences a review "
           "(fewest first) whose paired difference with the model kept so far has a 95% "
-          "interval above zero on the validation sentences labelled by hand and one that "
+          "interval above zero on the validation sentences labelled as texts and one that "
           "reaches above zero on whole validation reviews")
 TRIED = ("the most sentences a review whose seed-0 run has the highest sum of validation "
          "accuracy on whole reviews and on sentences")
@@ -185,7 +185,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
     for seed, members in sorted(by_seed.items()):
         _, fit_index = (i.tolist() for i in holdout(train.labels, val_size, seed, held))
         sentences, labels = validation_sentences(train.labels, tokens, seed, held, val_size)
-        kept = kept_labels(labelled_rows, seed, sentences)  # {place: the hand's label}
+        kept = kept_labels(labelled_rows, seed, sentences)  # {place: the labellers' verdict}
         scored = {"validation_sentences": (sentences, labels),
                   "validation_labelled": ([sentences[i] for i in kept], list(kept.values()))}
         sizes[str(seed)] = {
@@ -234,7 +234,8 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
         **tool_command("ch11_sentences.py", argv, str(args.record)),
         "holdout": held,
         "sentences": {"per_review": 1, "shortest": 3, "longest": 60,
-                      "label": "the review's; of those labelled by hand, the hand's",
+                      "label": ("the review's; of those two labellers gave one verdict, "
+                                "that verdict"),
                       "labelled": {"file": shown_path(args.labelled),
                                    "sha256": file_sha256(args.labelled),
                                    "drawn_per_seed": PER_SEED, "kept": KEPT},

@@ -1,4 +1,4 @@
-"""Validation sentences labelled by hand: the short texts on which chapter 11 chooses the
+"""Validation sentences labelled as texts: the short texts on which chapter 11 chooses the
 model its box serves.
 
 `ch11_sentences.py` scores every run on one sentence of each review of its seed's validation

@@ -37,13 +37,13 @@ TEACHERS = {"none": "none", "nbsvm": "NBSVM",
             "transformer": "untaught Transformer"}  # the teachers a record may hold, besides
 SENTENCES_ARM = "nbsvm, sentences "  # + K: the blocks record's arms also taught K a review
 SHORT_ARMS = {"none": "untaught", "nbsvm": "taught"}  # the sentences record's names
-SHORT_TEXTS = ("validation_sentences", "validation_labelled")  # labelled as the review, by hand
+SHORT_TEXTS = ("validation_sentences", "validation_labelled")  # labelled as the review, as texts
 
 
 def sentences_kept(versus: dict) -> bool:
     """Whether the served model's rule keeps an arm over the one before it, from their
     paired differences (`ch11_sentences.py`): a 95% interval above zero on the validation
-    sentences labelled by hand and one that reaches above zero on whole validation reviews."""
+    sentences labelled as texts and one that reaches above zero on whole validation reviews."""
     return versus["validation_labelled"]["low"] > 0 and versus["validation"]["high"] > 0
 
 
@@ -123,7 +123,7 @@ def taught_table(path: Path | None = None, blocks: Path | None = None,
     first); every row of `seeds` runs (a ValueError otherwise: the page says how many). A row
     gives the mean validation accuracy on whole reviews and, for the blocks rows, on one
     sentence of each validation review (`imdb_sentences.json`) labelled as its review, and on
-    those of them labelled by hand ("by hand"); the mean test accuracy with its 95%
+    those of them labelled as texts ("labelled"); the mean test accuracy with its 95%
     t-interval, and the minutes ("min") per run at most."""
     short_runs = read_sentences_record(short)["runs"]
     rows = []
@@ -150,7 +150,7 @@ def taught_table(path: Path | None = None, blocks: Path | None = None,
                          f"{100 * interval['mean']:.2f}% ({100 * interval['low']:.2f}–"
                          f"{100 * interval['high']:.2f})",
                          f"{max(run['minutes'] for run in runs.values()):.0f}"])
-    return markdown_table(["teacher", "validation", "sentences", "by hand",
+    return markdown_table(["teacher", "validation", "sentences", "labelled",
                            "test (95% interval)", "min"], rows)
 
 
@@ -314,21 +314,21 @@ def read_sentences_record(path: Path | None = None) -> dict:
 def sentences_figures(kept: int, path: Path | None = None,
                       blocks: Path | None = None) -> dict[str, str]:
     """What chapter 11's prose quotes of the runs that also learned from sentences: the
-    validation sentences labelled by hand (`sentences_hand_drawn`, those kept with a verdict,
+    validation sentences labelled as texts (`sentences_labelled_drawn`, those kept with a verdict,
     the labellers' agreement); for each number K of sentences a review, the texts added
     (`sentences_K_taught`) and the paired differences with the arm before it on sentences
-    labelled by hand and on whole validation reviews (`sentences_K_gain`,
+    labelled as texts and on whole validation reviews (`sentences_K_gain`,
     `sentences_K_gain_whole`); the seed-0 sums that picked the most a review
     (`sentences_tried`); the counting models' mean accuracy on the sentences labelled as
     their review (fitted on each seed's fit split) and the kept model's paired differences
-    with them on those labelled by hand; its test accuracy; as text, keyed by glue name.
+    with them on those labelled as texts; its test accuracy; as text, keyed by glue name.
 
     Refuses (ValueError) records that no longer support what the prose says: that the rule
     keeps every arm up to `kept` sentences a review (its interval above the arm before it on
-    sentences labelled by hand, not below it on whole validation reviews) and none after it,
+    sentences labelled as texts, not below it on whole validation reviews) and none after it,
     so that both records choose the arm of `kept`; the most a review among them the one the
     seed-0 tries picked; its test interval above bag of words; every run within 60 minutes;
-    its interval above both counting models on sentences labelled by hand.
+    its interval above both counting models on sentences labelled as texts.
 
     Described in chapter 11, "Learning from unlabelled reviews"."""
     short = read_sentences_record(path)
@@ -368,7 +368,8 @@ def sentences_figures(kept: int, path: Path | None = None,
             "the book's best": best["arm"] == sentences_arm(kept),
             "above bag of words": chosen["against_counting"]["bag_of_words"]["lower_end_above"],
             "within 60 minutes": chosen["minutes"] <= 60,
-            "above counting by hand": all(d["low"] > 0 for d in over_counting.values()),
+            "above counting on labelled sentences":
+                all(d["low"] > 0 for d in over_counting.values()),
         }
         labelled = [seed["labelled"] for seed in short["sentences"]["per_seed"].values()]
     except (KeyError, TypeError) as err:
@@ -390,10 +391,10 @@ def sentences_figures(kept: int, path: Path | None = None,
         **figures,
         "sentences_bag": mean("bag_of_words"),
         "sentences_nbsvm": mean("nbsvm"),
-        "sentences_hand_kept": f"{total('kept'):,}",
-        "sentences_hand_drawn": f"{total('drawn'):,}",
-        "sentences_hand_alike": f"{100 * total('alike') / total('drawn'):.1f}%",
-        "sentences_hand_minus_bag": interval_text(_points(over_counting["bag_of_words"])),
-        "sentences_hand_minus_nbsvm": interval_text(_points(over_counting["nbsvm"])),
+        "sentences_labelled_kept": f"{total('kept'):,}",
+        "sentences_labelled_drawn": f"{total('drawn'):,}",
+        "sentences_labelled_alike": f"{100 * total('alike') / total('drawn'):.1f}%",
+        "sentences_labelled_minus_bag": interval_text(_points(over_counting["bag_of_words"])),
+        "sentences_labelled_minus_nbsvm": interval_text(_points(over_counting["nbsvm"])),
         **test_figures("sentences", best),
     }
