@@ -82,7 +82,7 @@ from scratchformer.train.presets import preset
 
 from labelled_sentences import (PER_SEED, kept_labels, read_labels,
                                 validation_sentences)
-from shown_command import option, tool_command, validation_held_out
+from shown_command import option, shown_path, tool_command, validation_held_out
 
 SERVED = ("the taught model, replaced by each model taught with more sentences a review "
           "(fewest first) whose paired difference with the model kept so far has a 95% "
@@ -90,8 +90,6 @@ SERVED = ("the taught model, replaced by each model taught with more sentences a
           "reaches above zero on whole validation reviews")
 TRIED = ("the most sentences a review whose seed-0 run has the highest sum of validation "
          "accuracy on whole reviews and on sentences")
-
-
 MEASURES = ("validation", "validation_sentences", "validation_labelled")
 KEPT = "the sentences both labellers gave the same verdict, positive or negative"
 
@@ -105,12 +103,6 @@ def labelled_counts(rows: list[dict], seed: int, kept: dict[int, int],
             "alike": sum(row["labels"][0] == row["labels"][1] for row in drawn),
             "kept": len(kept), "positive": sum(kept.values()),
             "as_review": sum(label == review_labels[i] for i, label in kept.items())}
-
-
-def shown_path(path: Path) -> str:
-    """A file as the record shows it: relative to the repository's root if inside it."""
-    path = path.resolve()
-    return str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
 
 
 def model_name(arm: str) -> str:
@@ -198,14 +190,16 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
                 key: accuracy_on(model, chosen, truth) for key, (chosen, truth) in scored.items()},
                 "checkpoint_sha256": file_sha256(folder / "best.pt")}
             print(arm, seed, runs[arm][str(seed)], flush=True)
+        texts = [review_encoding().decode(s.tolist()) for s in sentences]  # decoded once
+        read_as = {"validation_sentences": texts,
+                   "validation_labelled": [texts[i] for i in kept]}  # as counting reads them
         fit_texts = [train.texts[i] for i in fit_index]
         fit_labels = [train.labels[i] for i in fit_index]
         for name, fit in (("bag_of_words", fit_bag_of_words), ("nbsvm", fit_nbsvm)):
             counted = fit(fit_texts, fit_labels, **baselines[name]["chosen"])
             counting[name][str(seed)] = {
-                key: float(np.mean(np.asarray(counted.predict(
-                    [review_encoding().decode(s.tolist()) for s in chosen])) == truth))
-                for key, (chosen, truth) in scored.items()}
+                key: float(np.mean(np.asarray(counted.predict(read_as[key])) == truth))
+                for key, (_, truth) in scored.items()}
             print(name, seed, counting[name][str(seed)], flush=True)
 
     def difference(arm: str, other: str, key: str) -> dict:

@@ -34,6 +34,13 @@ def validation_held_out(words: list[str]) -> str:
              if item.startswith("validation=")] or ["reviews"])[-1]
 
 
+def shown_path(path: Path) -> str:
+    """A file a record names, as it shows it: relative to the repository's root if inside it,
+    else resolved."""
+    path = path.resolve()
+    return str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
+
+
 def tool_command(script: str, argv: list[str], record: str | None = None) -> dict[str, str]:
     """`command_record` of `python tools/records/<script> <argv>`, where `record` (where it is
     one of `argv`, not a default) is shown relative to the repository's root if it lies inside
