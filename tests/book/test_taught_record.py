@@ -20,11 +20,10 @@ import pytest
 from conftest import ROOT
 from scratchformer.measure.statistics import paired_difference
 from scratchformer.records.taught import (SHORT_TEXTS, TaughtRecordError, blocks_figures,
-                                          per_review,
-                                          read_sentences_record, read_taught_record,
-                                          sentence_arms, sentences_arm, sentences_figures,
-                                          shared_words_figures, short_arm, taught_figures,
-                                          taught_table)
+                                          per_review, read_sentences_record,
+                                          read_taught_record, sentence_arms, sentences_arm,
+                                          sentences_figures, shared_words_figures, short_arm,
+                                          taught_figures, taught_table)
 
 RESULTS = ROOT / "book" / "results"
 RECORD = RESULTS / "imdb_taught.json"
@@ -278,7 +277,8 @@ def test_the_sentences_figures_refuse_a_reading_turned_around(tmp_path: Path) ->
             short["tried"]["sums"].items(), key=lambda item: per_review(item[0])))
     path = tmp_path / "imdb_sentences.json"
     for change, claim in (("gain", "2 a review kept"), ("served", "served"),
-                          ("tried", "tried on seed 0 picked"), ("counting", "counting on labelled sentences")):
+                          ("tried", "tried on seed 0 picked"),
+                          ("counting", "counting on labelled sentences")):
         turned = json.loads(json.dumps(short))
         if change == "gain":
             turned["differences"]["sentences 2 - taught"]["validation_labelled"]["low"] = -1e-3
@@ -327,7 +327,6 @@ def test_the_blocks_figures_refuse_a_reading_turned_around(blocks: dict,
         path.write_text(json.dumps(turned))
         with pytest.raises(ValueError, match=claim):
             blocks_figures(path)
-
 
 
 def test_the_labelled_sentences_are_the_validation_sentences_drawn_from_imdb(

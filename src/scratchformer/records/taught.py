@@ -355,11 +355,11 @@ def sentences_figures(kept: int, path: Path | None = None,
             f"{per_review(arm)}: {100 * total:.2f}"
             for arm, total in sorted(tried["sums"].items(), key=lambda item: per_review(item[0])))
         served = short["runs"][f"sentences {kept}"]
+        served_seeds = sorted(served, key=int)
         over_counting = {
             model: paired_difference(
-                [served[seed]["validation_labelled"] for seed in sorted(served, key=int)],
-                [short["counting"][model][seed]["validation_labelled"]
-                 for seed in sorted(served, key=int)])
+                [served[seed]["validation_labelled"] for seed in served_seeds],
+                [short["counting"][model][seed]["validation_labelled"] for seed in served_seeds])
             for model in ("bag_of_words", "nbsvm")}
         claims |= {
             "the most a review repeated is the one tried on seed 0 picked":
