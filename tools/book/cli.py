@@ -35,8 +35,8 @@ folders that `_toc.yml` does not list and `_config.yml` does not exclude; a left
 pairing in a chapter's front matter; the numbered chapters' conventions (`book.conventions`);
 undefined names in every chapter's code cells (`book.chapter_lint`); and, in the package as the
 chapters generate it, modules that fail to import, imports from the package of names it does
-not define, undefined names (pyflakes) in src/, tests/ and benchmarks/, and released names that
-no longer import. Each line of a generated module it names is followed by the chapter line it
+not define, and undefined names (pyflakes) in src/, tests/, benchmarks/, scratchbook/ and tools/.
+Each line of a generated module it names is followed by the chapter line it
 comes from, which `--where` prints.
 
     python tools/export.py           # write src/scratchformer/*.py
@@ -188,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
                 failed = True
             else:
                 print("export --check: no stale notebook or stray page; every chapter keeps the conventions; "
-                      "the package imports, and the chapters' code cells, src/, tests/ and benchmarks/ use no "
+                      "the package imports, and the chapters' code cells, src/, tests/, benchmarks/, scratchbook/ and tools/ use no "
                       "undefined name")
             return 1 if failed else 0
         if args.update:

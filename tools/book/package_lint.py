@@ -1,6 +1,6 @@
 """The package as the chapters generate it: does every module import, are its names defined?
 
-Undefined names (pyflakes) in src/, tests/ and benchmarks/, and imports from the package of names
+Undefined names (pyflakes) in src/, tests/, benchmarks/, scratchbook/ and tools/, and imports from the package of names
 it does not define, each generated line followed by its chapter line.
 """
 
@@ -23,7 +23,7 @@ from book.render import origins
 from book.where import with_chapter_lines
 
 
-CHECKED_FOLDERS = ("src", "tests", "benchmarks")
+CHECKED_FOLDERS = ("src", "tests", "benchmarks", "scratchbook", "tools")
 
 
 UNDEFINED = ("UndefinedName", "UndefinedLocal", "UndefinedExport")
@@ -32,7 +32,7 @@ UNDEFINED = ("UndefinedName", "UndefinedLocal", "UndefinedExport")
 IMPORT_PROBE = r"""
 import importlib, json, os, pkgutil, sys, traceback
 package, given = sys.argv[1], json.loads(sys.stdin.read())
-wanted, released = given["wanted"], given["released"]
+wanted = given["wanted"]
 problems, imported, failed = [], {}, {}
 top = importlib.import_module(package)
 if not all(path.startswith(os.environ["PYTHONPATH"]) for path in top.__path__):
@@ -49,35 +49,17 @@ for message, modules in failed.items():
     where, error = message.split(": ", 1)
     problems.append(f"{where}: importing {', '.join(modules)} fails: {error}")
 broken = {name for modules in failed.values() for name in modules}
-import warnings
 for module in {module for _, module, _ in wanted} - set(imported) - broken:
-    with warnings.catch_warnings():  # an old path (scratchformer._compat) answers with a warning
-        warnings.simplefilter("ignore")
-        try:
-            imported[module] = importlib.import_module(module)
-        except ImportError:
-            pass
+    try:
+        imported[module] = importlib.import_module(module)
+    except ImportError:
+        pass
 for where, module, name in wanted:
     if module in imported and not hasattr(imported[module], name) and f"{module}.{name}" not in imported:
         problems.append(f"{where}: imports '{name}' from {module}, which does not define it")
     elif module not in imported and module not in broken and module.split(".")[0] == package:
         problems.append(f"{where}: imports '{name}' from {module}, which is not a module of the package "
                         "(it does not define it)")
-for module, name, where in released:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            found = hasattr(importlib.import_module(module), name)
-        except Exception:
-            found = False
-    if not found:
-        problems.append(f"{module}.{name} is a name of a release ({where}) and no longer imports: until 1.0, "
-                        "every released name still imports from its old place. If its module moved, list the "
-                        f"module in MODULE_MOVES of src/{package}/_compat.py; if the name left its module, list "
-                        "it in NAME_MOVES under the old module with its new one; if it was renamed or removed, "
-                        "keep the old name in _compat.py (as attention_mask is kept), list it in NAME_MOVES and "
-                        "say what replaces it in REPLACED_BY; then name the move in README's changelog "
-                        "(tests/package/test_moved_names.py checks each of these)")
 print(json.dumps(problems))
 """
 
@@ -108,17 +90,6 @@ def package_imports(path: Path, rel: str) -> list[tuple[str, str, str]]:
     return found
 
 
-def released_names(root: Path) -> list[tuple[str, str, str]]:
-    """(module, name, file) of each public name a release promised (`tests/data/public_names_*.json`)."""
-    names = []
-    for path in sorted((root / "tests" / "data").glob("public_names_*.json")):
-        record = json.loads(path.read_text(encoding="utf-8"))
-        where = f"{path.relative_to(root).as_posix()}, release {record.get('release', '?')}"
-        names += [(module, name, where) for module, listed in record.get("modules", {}).items()
-                  if not module.endswith(".__init__") for name in listed]
-    return names
-
-
 def top_level_names(text: str) -> set[str]:
     """The names a module's text defines at its top level."""
     names = set()
@@ -132,7 +103,7 @@ def top_level_names(text: str) -> set[str]:
 
 
 def package_problems(root: Path, wanted: dict[Path, str], chapters: list[str] | None = None) -> list[str]:
-    """Undefined names (pyflakes) in src/, tests/ and benchmarks/, and the package's failing imports.
+    """Undefined names (pyflakes) in `CHECKED_FOLDERS`, and the package's failing imports.
 
     The generated modules are checked as the chapters generate them (`wanted`), not as src/
     holds them, in a copy of src/; every line of a generated module is followed by the chapter
@@ -190,7 +161,7 @@ def package_problems(root: Path, wanted: dict[Path, str], chapters: list[str] | 
         imports += [item for found in codes.values() for item in chapter_imports(found)]
         probe = subprocess.run(
             [sys.executable, "-c", IMPORT_PROBE, PACKAGE], capture_output=True,
-            input=json.dumps({"wanted": imports, "released": released_names(root)}),
+            input=json.dumps({"wanted": imports}),
             text=True, cwd=tmp, env={**os.environ, "PYTHONPATH": str(copy.resolve())},
         )
         try:
