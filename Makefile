@@ -17,10 +17,12 @@ export HF_DATASETS_OFFLINE ?= 1
 
 venv: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml constraints.txt
+# The library with every extra, and beside it the book's own package (scratchbook/: its records,
+# pages and diagrams), which is never part of the library's wheel.
+$(VENV)/.installed: pyproject.toml scratchbook/pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PIP_INSTALL) --upgrade pip
-	$(PIP_INSTALL) -e ".[book,test,data,bench]"
+	$(PIP_INSTALL) -e ".[book,test,data,bench]" -e ./scratchbook
 	touch $@
 
 # MathJax, served by the book itself (version pinned in package.json).
@@ -57,7 +59,7 @@ export: venv
 # One pass that lists every problem, then fails (after the translated pages' coverage, which it
 # reports): src/ out of date, notebooks out of step with
 # their chapters, stray pages in book/, a leftover notebook pairing, a generated module that does
-# not import, undefined names in src/, tests/ and benchmarks/ (pyflakes). A few seconds.
+# not import, undefined names in src/, tests/, benchmarks/, scratchbook/ and tools/ (pyflakes). A few seconds.
 # `.venv/bin/python tools/export.py --where src/scratchformer/<module>.py:<line>` names the
 # chapter line a generated line comes from.
 check: venv

@@ -23,7 +23,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from script_arguments import device, non_negative_int, output_file, positive_int
+from scratchbook.arguments import device, non_negative_int, output_file, positive_int
 
 DTYPE_NAMES = ("bfloat16", "float16", "float32")
 
@@ -58,14 +58,11 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
 if __name__ == "__main__":  # bad arguments are refused here, before torch is imported (seconds)
     ARGUMENTS = parse()
 
-import json
 import os
 import platform
 import shlex
-import tempfile
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -74,6 +71,8 @@ from torch import Tensor, nn
 from scratchformer.nn.attention import MultiHeadAttention, causal_mask, padding_mask
 from scratchformer.runs.hardware import (MachineBusy, check_quiet, one_minute_load,
                                          timing_load)
+
+from scratchbook.records import ATTENTION_BENCHMARK_CPU
 
 DTYPES = {name: getattr(torch, name) for name in DTYPE_NAMES}
 
@@ -136,19 +135,6 @@ def forward_backward(module: nn.Module, x: Tensor, call: Callable[[Tensor], Tens
         call(x).float().square().mean().backward()
 
     return step
-
-
-def write_json_atomic(path: Path, record: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(record, handle, indent=2)
-            handle.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
 
 
 def main(args: argparse.Namespace, argv: list[str]) -> None:
@@ -229,14 +215,14 @@ def main(args: argparse.Namespace, argv: list[str]) -> None:
         except MachineBusy as err:
             raise SystemExit(f"{args.json} not written: {err}") from None
         command = "python benchmarks/attention.py " + shlex.join(argv)
-        write_json_atomic(args.json, {
+        ATTENTION_BENCHMARK_CPU.write({
             "command": command.strip(),
             "hardware": header,
             "table": table,
             "rows": rows,
             "recorded": time.strftime("%Y-%m-%d"),
             "load": load,
-        })
+        }, args.json)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from script_arguments import (existing_folder, non_negative_int, output_file, positive_int,
+from scratchbook.arguments import (existing_folder, non_negative_int, output_file, positive_int,
                               refuse)
 
 
@@ -40,7 +40,6 @@ if __name__ == "__main__":  # bad arguments are refused here, before torch is im
     ARGUMENTS = parse()
 
 import itertools
-import json
 import platform
 import time
 from collections.abc import Callable, Sequence
@@ -49,7 +48,6 @@ import torch
 
 from scratchformer import __version__
 from scratchformer.data.imdb import ReviewSplit, load_imdb
-from scratchformer.io.files import write_atomically
 from scratchformer.measure.baselines import (LinearTextClassifier, MajorityClass,
                                              accuracy, build_vocabulary, count_features,
                                              fit_bag_of_words, fit_majority, fit_nbsvm,
@@ -58,6 +56,8 @@ from scratchformer.measure.baselines import (LinearTextClassifier, MajorityClass
 from scratchformer.runs.folders import command_record
 from scratchformer.runs.hardware import (MachineBusy, check_quiet, hardware_info,
                                          one_minute_load, timing_load)
+
+from scratchbook.records import IMDB_BASELINES
 
 L2_GRID = (1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2)
 BAG_OF_WORDS_GRID = {"binary": (True, False), "min_count": (1, 2, 5), "l2": L2_GRID}
@@ -210,7 +210,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> None:
             "seconds_total": time.perf_counter() - started,
             "table": "\n".join(table),
         }
-        write_atomically(args.record, lambda handle: handle.write((json.dumps(record, indent=2) + "\n").encode()))
+        IMDB_BASELINES.write(record, args.record)
         print(f"\nwrote {args.record}")
 
 

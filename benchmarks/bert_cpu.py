@@ -21,7 +21,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from script_arguments import non_negative_int, output_file, positive_int, refuse
+from scratchbook.arguments import non_negative_int, output_file, positive_int, refuse
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -40,7 +40,6 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
 if __name__ == "__main__":  # bad arguments are refused here, before torch is imported (seconds)
     ARGUMENTS = parse()
 
-import json
 import os
 import shlex
 import time
@@ -49,13 +48,14 @@ import torch
 import torch.nn.functional as F
 
 from scratchformer.data.framing import PAD_ID
-from scratchformer.io.files import write_atomically
 from scratchformer.measure.evaluation import autocast
 from scratchformer.models.bert import BertForSequenceClassification
 from scratchformer.runs.hardware import (MachineBusy, check_quiet, hardware_info,
                                          one_minute_load, timing_load)
 from scratchformer.train.loop import make_optimizer
 from scratchformer.train.presets import preset
+
+from scratchbook.records import BERT_STEP_BENCHMARK_CPU
 
 
 def main(args: argparse.Namespace, argv: list[str]) -> None:
@@ -123,7 +123,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> None:
             "table": "\n".join(table),
             "rows": rows,
         }
-        write_atomically(args.json, lambda handle: handle.write((json.dumps(record, indent=2) + "\n").encode()))
+        BERT_STEP_BENCHMARK_CPU.write(record, args.json)
         print(f"\nwrote {args.json}")
 
 

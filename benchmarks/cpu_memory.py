@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from script_arguments import output_file, positive_int
+from scratchbook.arguments import output_file, positive_int
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -42,10 +42,11 @@ if __name__ == "__main__":  # bad arguments are refused here, before torch is im
 import json
 import subprocess
 
-from scratchformer.io.files import write_atomically
 from scratchformer.runs.folders import command_record
 from scratchformer.runs.hardware import (MachineBusy, check_quiet, one_minute_load,
                                          timing_load)
+
+from scratchbook.records import CPU_MEMORY
 
 CHILD = """
 import json, sys, time, torch
@@ -119,8 +120,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
                   "steps": args.steps, "load": load,
                   "samples": {name: [row[:2] for row in rows] for name, rows in runs.items()},
                   "summary": summary}
-        text = json.dumps(record, indent=1)
-        write_atomically(args.json, lambda handle: handle.write(text.encode()))
+        CPU_MEMORY.write(record, args.json)
     return 0
 
 

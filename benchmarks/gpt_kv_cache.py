@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from script_arguments import checkpoint, output_file, positive_int, refuse
+from scratchbook.arguments import checkpoint, output_file, positive_int, refuse
 
 LENGTHS = (64, 256)
 
@@ -45,18 +45,18 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
 if __name__ == "__main__":  # bad arguments are refused here, before torch is imported (seconds)
     ARGUMENTS = parse()
 
-import json
 import os
 import time
 
 import torch
 
-from scratchformer.io.files import write_atomically
 from scratchformer.models.gpt import GPTModel, generate
 from scratchformer.runs.folders import command_record
 from scratchformer.runs.hardware import (MachineBusy, check_quiet, hardware_info,
                                          one_minute_load, timing_load)
 from scratchformer.train.gpt import gpt_preset, load_gpt
+
+from scratchbook.records import GPT_KV_CACHE
 
 
 def main(args: argparse.Namespace, argv: list[str]) -> None:
@@ -135,7 +135,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> None:
             "table": "\n".join(table),
             "rows": rows,
         }
-        write_atomically(args.json, lambda handle: handle.write((json.dumps(record, indent=2) + "\n").encode()))
+        GPT_KV_CACHE.write(record, args.json)
         print(f"\nwrote {args.json}")
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from script_arguments import non_negative_int, output_file, positive_int
+from scratchbook.arguments import non_negative_int, output_file, positive_int
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -35,14 +35,12 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
 if __name__ == "__main__":  # bad arguments are refused here, before torch is imported (seconds)
     ARGUMENTS = parse()
 
-import json
 import time
 
 import torch
 
 from scratchformer.cli.pretrain import pretrain_preset
 from scratchformer.data.framing import SpecialIds
-from scratchformer.io.files import write_atomically
 from scratchformer.measure.evaluation import autocast
 from scratchformer.models.pretraining import mask_tokens
 from scratchformer.runs.folders import command_record
@@ -50,6 +48,8 @@ from scratchformer.runs.hardware import (MachineBusy, check_quiet, one_minute_lo
                                          return_freed_memory, timing_load)
 from scratchformer.train.loop import make_optimizer
 from scratchformer.train.pretrain import PretrainingLoss, build_pretrainer
+
+from scratchbook.records import PRETRAINING_THROUGHPUT
 
 TOKENS_PER_STEP = 8192
 
@@ -105,8 +105,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
                             "tokens_per_second": TOKENS_PER_STEP / seconds,
                             "speed_vs_mlm_256": reference / seconds}
                            for (objective, window), seconds in rows.items()]}
-        text = json.dumps(record, indent=1)
-        write_atomically(args.json, lambda handle: handle.write(text.encode()))
+        PRETRAINING_THROUGHPUT.write(record, args.json)
     return 0
 
 

@@ -10,10 +10,11 @@ Measured in one run, so the ratios stay meaningful on a busy machine:
    `tokenizers` BPE trainer on one thread with the same pre-tokenization (GPT-2's regex, then
    bytes), and whether both learn the same tokens in the same order.
 
-    python benchmarks/tokenizer.py --data ../shared/data/imdb/train.jsonl.gz
-    python benchmarks/tokenizer.py --data ... --record book/results/tokenizer_benchmark.json
+    python benchmarks/tokenizer.py --data $IMDB_DIR/train.jsonl.gz
+    python benchmarks/tokenizer.py --record book/results/tokenizer_benchmark.json
 
-The data file is JSON Lines (optionally gzipped) with a "text" field per line.
+The data file is JSON Lines (optionally gzipped) with a "text" field per line; without `--data`,
+`$IMDB_DIR/train.jsonl.gz`.
 """
 
 from __future__ import annotations
@@ -28,17 +29,15 @@ import argparse
 import sys
 from pathlib import Path
 
-from script_arguments import existing_file, output_file, positive_int
-
-ROOT = Path(__file__).resolve().parent.parent
+from scratchbook.arguments import existing_file, output_file, positive_int
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line, checked: the data file present, counts positive, `--record` writable."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=existing_file,
-                        default=str(ROOT.parent / "shared" / "data" / "imdb" / "train.jsonl.gz"),
-                        help="JSON Lines file (optionally .gz) with a 'text' field per line")
+    parser.add_argument("--data", type=existing_file, default=None,
+                        help="JSON Lines file (optionally .gz) with a 'text' field per line "
+                             "(default: $IMDB_DIR/train.jsonl.gz)")
     parser.add_argument("--merges", type=positive_int, default=10_000,
                         help="merges to learn in the training benchmark")
     parser.add_argument("--repeats", type=positive_int, default=2,
@@ -48,7 +47,16 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--record", type=output_file, help="also write the results as JSON (for the book)")
     parser.add_argument("--allow-busy", action="store_true",
                         help="record the timings even if the machine was busy (marked so)")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.data is None:
+        if not os.environ.get("IMDB_DIR"):
+            parser.error("name the training reviews with --data, or set IMDB_DIR to the folder "
+                         "holding train.jsonl.gz")
+        try:
+            args.data = existing_file(os.path.join(os.environ["IMDB_DIR"], "train.jsonl.gz"))
+        except argparse.ArgumentTypeError as err:
+            parser.error(f"argument --data (from IMDB_DIR): {err}")
+    return args
 
 
 if __name__ == "__main__":  # bad arguments are refused here, before the imports below (seconds)
@@ -70,13 +78,14 @@ from collections.abc import Callable
 import regex
 import tiktoken
 
-from scratchformer.io.files import write_atomically
 from scratchformer.runs.folders import command_record
 from scratchformer.runs.hardware import (MachineBusy, check_quiet, one_minute_load,
                                          timing_load)
 from scratchformer.tokenize.bpe import BPETokenizer
 from scratchformer.tokenize.gpt2_files import (GPT2_PATTERN, bytes_to_unicode,
                                                gpt2_encoding)
+
+from scratchbook.records import TOKENIZER_BENCHMARK
 
 
 def read_texts(path: Path) -> list[str]:
@@ -191,8 +200,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
             "train_tokens_total": max(len(our_tokens), len(hf_tokens)),
             "load": load,
         }
-        text = json.dumps(record, indent=2) + "\n"
-        write_atomically(args.record, lambda handle: handle.write(text.encode("utf-8")))
+        TOKENIZER_BENCHMARK.write(record, args.record)
     return 0 if same == len(texts) and same_probes == len(probes) else 1
 
 

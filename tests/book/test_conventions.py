@@ -663,11 +663,9 @@ def test_prose_that_says_nothing_was_added_must_match_the_list(tmp_path: Path) -
 # The package's layers, bottom first: a module may import its own sub-package and the layers
 # below its own, never one beside or above it (DESIGN.md, "the package's imports run one way").
 LAYERS = [{"io"}, {"tokenize", "nn"}, {"data"}, {"models"}, {"runs"}, {"measure"}, {"train"},
-          {"records"}, {"web"}, {"cli"}]
-# Modules beside the layers: the package's door (`__init__`, which installs the old paths), the
-# old paths' table (it imports a moved name's new module only when the name is asked for), and
-# the drawing code of the chapters' maps, which imports nothing of the package.
-OUTSIDE_LAYERS = {"scratchformer", "scratchformer._compat", "scratchformer.diagrams"}
+          {"web"}, {"cli"}]
+# The one module beside the layers: the package's door (`__init__`, its version only).
+OUTSIDE_LAYERS = {"scratchformer"}
 
 
 def package_imports(root: Path = ROOT) -> dict[str, set[str]]:
@@ -732,8 +730,7 @@ def test_the_layer_test_sees_an_upward_import(tmp_path: Path) -> None:
 
 
 def test_no_modules_import_each_other_in_a_circle() -> None:
-    # `_compat` imports a moved name's new module only when the name is asked for.
-    graph = {m: targets - {"scratchformer._compat", "scratchformer"}
+    graph = {m: targets - {"scratchformer"}
              for m, targets in package_imports().items() if m not in OUTSIDE_LAYERS}
 
     def circle_from(start: str, path: list[str]) -> list[str] | None:

@@ -1,5 +1,5 @@
 """Chapter 11's gap record, `book/results/imdb_gap.json`: consistent with itself and with the
-records it stands beside, and read by `scratchformer.records.gap` with clear errors."""
+records it stands beside, and read by `scratchbook.records.gap` with clear errors."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from scratchformer.records.gap import (INPUTS, MODELS, TRANSFORMER_INPUTS, GapRecordError,
-                                       gap_figures, gap_table, read_gap_record)
+from scratchbook.record import RecordError
+from scratchbook.records.gap import (INPUTS, MODELS, TRANSFORMER_INPUTS, gap_figures, gap_table, read_gap_record)
 
 RESULTS = ROOT / "book" / "results"
 RECORDED_NAMES = {"bag_of_words": "bag of words, logistic regression",
@@ -83,20 +83,20 @@ def test_the_table_has_a_row_per_input_in_order(record: dict) -> None:
 
 def test_a_broken_record_is_refused_with_the_field_named(tmp_path: Path, record: dict) -> None:
     path = tmp_path / "imdb_gap.json"
-    with pytest.raises(GapRecordError, match="does not exist"):
+    with pytest.raises(RecordError, match="does not exist"):
         read_gap_record(path)
     broken = json.loads(json.dumps(record))
     del broken["counting"]["510 tokens"]["nbsvm"]
     path.write_text(json.dumps(broken))
-    with pytest.raises(GapRecordError, match="no 'nbsvm' under counting.510 tokens"):
+    with pytest.raises(RecordError, match="no 'nbsvm' under counting.510 tokens"):
         read_gap_record(path)
     broken = json.loads(json.dumps(record))
     broken["transformer"]["inputs"]["254 tokens"]["mean"] = 86.9  # points, not a fraction
     path.write_text(json.dumps(broken))
-    with pytest.raises(GapRecordError, match="transformer.inputs.254 tokens.mean is 86.9"):
+    with pytest.raises(RecordError, match="transformer.inputs.254 tokens.mean is 86.9"):
         read_gap_record(path)
     path.write_text("[1, 2]")
-    with pytest.raises(GapRecordError, match="holds a list"):
+    with pytest.raises(RecordError, match="holds a list"):
         read_gap_record(path)
 
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from scratchformer.records.handwritten import (MODELS, PAIR_KINDS, REVIEW_KINDS,
+from scratchbook.record import RecordError
+from scratchbook.records.handwritten import (MODELS, PAIR_KINDS, REVIEW_KINDS,
                                                accuracy_by_kind, accuracy_difference,
                                                confident_errors, handwritten_figures,
                                                pairs_both_right, pairs_ordered,
@@ -137,7 +138,7 @@ def test_a_damaged_record_is_refused_with_what_is_missing(tmp_path: Path, record
     path.write_text(json.dumps(damaged))
     with pytest.raises(ValueError, match="accuracy of 'nbsvm' has no .* for 'short'"):
         read_handwritten(path)
-    with pytest.raises(FileNotFoundError, match="no record at"):
+    with pytest.raises(RecordError, match="does not exist"):
         read_handwritten(tmp_path / "missing.json")
 
 

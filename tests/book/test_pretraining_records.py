@@ -1,4 +1,4 @@
-"""Chapter 13's recorded results, read by `scratchformer.records.pretraining`: the values the
+"""Chapter 13's recorded results, read by `scratchbook.records.pretraining`: the values the
 page quotes come out of the records, and a record that no longer supports the prose's reading
 is refused, naming the reading."""
 
@@ -12,8 +12,9 @@ import matplotlib
 import pytest
 
 from conftest import ROOT
-from scratchformer.records import pages
-from scratchformer.records import pretraining as records
+from scratchbook import pages
+from scratchbook.records import PRETRAIN_CPU
+from scratchbook.records import pretraining as records
 
 matplotlib.use("Agg")
 RESULTS = ROOT / "book" / "results"
@@ -67,7 +68,7 @@ def test_the_appendix_names_each_record_and_its_runs() -> None:
     commands = records.pretraining_commands(RESULTS)
     assert sum(c.startswith("scratchformer pretrain") for c in commands) == 7  # 2 + rerun + 4
     runs = records.fine_tuning_runs(RESULTS).data.splitlines()
-    recorded = pages.read_record(RESULTS, "pretrain_cpu.json")["fine_tuning"]
+    recorded = PRETRAIN_CPU.read(RESULTS)["fine_tuning"]
     assert len(runs) == 2 + len(recorded)
     assert "| from scratch | 1 | 87.52% | 86.88% | 5.1 |" in runs
 

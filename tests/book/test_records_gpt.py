@@ -1,4 +1,4 @@
-"""Chapter 12's recorded results, read by `scratchformer.records.gpt` outside the book: the
+"""Chapter 12's recorded results, read by `scratchbook.records.gpt` outside the book: the
 tables carry the numbers the prose quotes, and a record that contradicts the prose is refused."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from scratchformer.records import gpt, pages
+from scratchbook import pages, stand_in
+from scratchbook.records import gpt
 
 RESULTS = ROOT / "book" / "results"
 
@@ -47,7 +48,7 @@ def test_a_table_cell_is_never_read_as_markdown() -> None:
 
 
 def test_the_stand_in_splits_repeat_texts_across_splits_as_imdb_does() -> None:
-    train, unlabeled, test = gpt.stand_in_splits()
+    train, unlabeled, test = stand_in.stand_in_splits()
     assert (len(train), len(unlabeled), len(test)) == (2_000, 3_050, 1_020)
     assert set(unlabeled) & set(train.texts) and set(unlabeled) & set(test.texts)
-    assert gpt.stand_in_splits()[1] == unlabeled  # the same texts every time
+    assert stand_in.stand_in_splits()[1] == unlabeled  # the same texts every time

@@ -1,5 +1,5 @@
 """The appendix "Running it for real" reads its recorded results through
-`scratchformer.records.running`: the tables come from the records, and a record that no longer
+`scratchbook.records.running`: the tables come from the records, and a record that no longer
 supports what the page says is refused."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from scratchformer.records import running
+from scratchbook.records import running
 
 RESULTS = ROOT / "book" / "results"
 

@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
+from scratchbook.record import RecordError
 from scratchformer.measure.statistics import paired_difference
-from scratchformer.records.taught import (SHORT_TEXTS, TaughtRecordError, blocks_figures,
+from scratchbook.records.taught import (SHORT_TEXTS, blocks_figures,
                                           per_review, read_sentences_record,
                                           read_taught_record, sentence_arms, sentences_arm,
                                           sentences_figures, shared_words_figures, short_arm,
@@ -136,9 +137,9 @@ def test_the_page_figures_and_table(record: dict, tmp_path: Path) -> None:
         taught_figures(path)
     del turned["taught"]["nbsvm"]
     path.write_text(json.dumps(turned))
-    with pytest.raises(TaughtRecordError, match="is not the record"):
+    with pytest.raises(RecordError, match="no 'nbsvm' under taught"):
         read_taught_record(path)
-    with pytest.raises(TaughtRecordError, match="does not exist"):
+    with pytest.raises(RecordError, match="does not exist"):
         read_taught_record(tmp_path / "missing.json")
 
 
@@ -172,7 +173,7 @@ def test_the_shared_words_record_and_its_figures(record: dict, tmp_path: Path) -
             shared_words_figures(path)
     del shared["rare"]
     path.write_text(json.dumps(shared))
-    with pytest.raises(ValueError, match="is not the record"):
+    with pytest.raises(RecordError, match="no 'rare' under the top level"):
         shared_words_figures(path)
     with pytest.raises(ValueError, match="does not exist"):
         shared_words_figures(tmp_path / "missing.json")

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
+from scratchbook.record import RecordError
 from scratchformer.measure.statistics import paired_difference
-from scratchformer.records.whole_review import (CANDIDATES, WholeReviewRecordError,
-                                                read_whole_review_record,
+from scratchbook.records.whole_review import (CANDIDATES, read_whole_review_record,
                                                 whole_review_figures, whole_review_table)
 
 RESULTS = ROOT / "book" / "results"
@@ -88,5 +88,5 @@ def test_the_page_figures_and_table(record: dict, tmp_path: Path) -> None:
         whole_review_figures(path)
     del turned["candidates"]["whole review"]
     path.write_text(json.dumps(turned))
-    with pytest.raises(WholeReviewRecordError, match="is not the record"):
+    with pytest.raises(RecordError, match="no 'whole review' under candidates"):
         read_whole_review_record(path)

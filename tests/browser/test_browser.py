@@ -445,7 +445,7 @@ def figure_labels(browser: Any, site: str, html_dir: Path) -> list[dict[str, Any
     record the image carries) and that label's height on screen in CSS pixels."""
     from urllib.parse import urlsplit
 
-    from scratchformer.diagrams import label_record
+    from scratchbook.diagrams import label_record
 
     measured = []
     for page in book_pages():

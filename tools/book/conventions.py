@@ -45,7 +45,7 @@ mystnb:
     classes: pipeline-map
 tags: [remove-input]
 ---
-from scratchformer.diagrams import pipeline_map
+from scratchbook.diagrams import pipeline_map
 
 pipeline_map("{step}", "chapter {number}: {topic}")
 ```
@@ -97,7 +97,7 @@ def chapter_problems(root: Path, chapter: str, number: int,
         problems.append(
             f"{chapter}:{line_of(opening) if cell else 1}: the chapter does not open with the book's map (rule: "
             "its first code cell, before the first section, draws the map with its own step highlighted). "
-            f"Fix: put this cell right after the title (choose the step, see scratchformer.diagrams.STEPS):\n"
+            f"Fix: put this cell right after the title (choose the step, see scratchbook.diagrams.STEPS):\n"
             + map_cell(number))
     titles = [title for title, _ in second]
     summary = dict(second).get("Summary")

@@ -22,7 +22,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from script_arguments import checkpoint, existing_folder, output_file
+from scratchbook.arguments import checkpoint, existing_folder, output_file
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -48,11 +48,12 @@ import numpy as np
 
 from scratchformer.data.imdb import load_imdb
 from scratchformer.data.review_cache import review_tokens
-from scratchformer.io.files import write_atomically
 from scratchformer.web.export import export_web
 
+from scratchbook.records import WEB_CLASSIFIER_PRECISION
+
 from onnx_reviews import one_thread_session, onnx_reviews
-from shown_command import tool_command
+from scratchbook.commands import tool_command
 
 
 def main(args: argparse.Namespace, argv: list[str]) -> int:
@@ -91,9 +92,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
         "verdicts_that_differ": int(((full["positive"] > 0.5)
                                      != (half["positive"] > 0.5)).sum()),
     }
-    text = json.dumps(record, indent=1)
-    write_atomically(args.record, lambda file: file.write(text.encode()))
-    print(text)
+    print(WEB_CLASSIFIER_PRECISION.write(record, args.record).read_text())
     return 0
 
 

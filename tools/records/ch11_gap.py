@@ -25,11 +25,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from script_arguments import default_record, existing_folder, positive_int, record_argument
+from scratchbook.arguments import default_record, existing_folder, positive_int, record_argument
 
-ROOT = Path(__file__).resolve().parents[2]
-RESULTS = ROOT / "book" / "results"
-DEFAULT_RECORD = RESULTS / "imdb_gap.json"
+from scratchbook.records import IMDB_BASELINES, IMDB_CPU, IMDB_CPU_ABLATIONS, IMDB_GAP
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -40,18 +38,17 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
                         help="the token cache's folder (default: the package's)")
     parser.add_argument("--threads", type=positive_int, default=1,
                         help="torch threads (the recorded baselines used 1)")
-    record_argument(parser, DEFAULT_RECORD)
+    record_argument(parser, IMDB_GAP)
     args = parser.parse_args(argv)
     if args.cache is not None and args.cache.exists() and not args.cache.is_dir():
         parser.error(f"argument --cache: {args.cache} is a file, not a folder")
-    args.record = default_record(parser, args.record, DEFAULT_RECORD)
+    args.record = default_record(parser, args.record, IMDB_GAP)
     return args
 
 
 if __name__ == "__main__":  # bad arguments are refused here, before torch is imported (seconds)
     ARGUMENTS = parse()
 
-import json
 import platform
 import time
 from collections.abc import Callable, Sequence
@@ -62,21 +59,16 @@ from scratchformer import __version__
 from scratchformer.data.framing import GPT2_VOCAB_SIZE, frame_tokens, review_encoding
 from scratchformer.data.imdb import ReviewSplit, load_imdb
 from scratchformer.data.review_cache import review_tokens, tokenizer_fingerprint
-from scratchformer.io.files import write_atomically
 from scratchformer.measure.baselines import LinearTextClassifier, fit_bag_of_words, fit_nbsvm
 from scratchformer.runs.hardware import hardware_info, one_minute_load, timing_load
 
-from shown_command import tool_command
+from scratchbook.commands import tool_command
 
 WHOLE = "whole review"
 VARIANTS = {"254 tokens": "preset", "510 tokens": "max_len=512"}  # input -> Transformer run
 ATTENTION_FREE = "no attention"  # the preset without its layer, at 254 tokens
 RECORDED_NAMES = {"bag_of_words": "bag of words, logistic regression",
                   "nbsvm": "NBSVM, uni+bigrams"}  # the models' names in imdb_baselines.json
-
-
-def read_record(name: str) -> dict:
-    return json.loads((RESULTS / name).read_text())
 
 
 def transformer_runs(ablations: dict, chapter_run: dict) -> dict:
@@ -138,12 +130,12 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
     torch.set_num_threads(args.threads)
     load_at_start = one_minute_load()
     started = time.perf_counter()
-    baselines = read_record("imdb_baselines.json")
+    baselines = IMDB_BASELINES.read()
     chosen = {"bag_of_words": baselines["validation"]["bag_of_words"]["chosen"],
               "nbsvm": baselines["validation"]["nbsvm"]["chosen"]}
     recorded = {key: next(row for row in baselines["test"] if row["model"] == name)
                 for key, name in RECORDED_NAMES.items()}
-    runs = transformer_runs(read_record("imdb_cpu_ablations.json"), read_record("imdb_cpu.json"))
+    runs = transformer_runs(IMDB_CPU_ABLATIONS.read(), IMDB_CPU.read())
 
     data = load_imdb(args.data, ["train", "test"])
     train, test = data["train"], data["test"]
@@ -205,15 +197,14 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
         "counting": inputs,
         "transformer": {"source": "book/results/imdb_cpu_ablations.json", "inputs": runs,
                         "chapter_run": {"source": "book/results/imdb_cpu.json",
-                                        "test_accuracy": read_record("imdb_cpu.json")["test"]
+                                        "test_accuracy": IMDB_CPU.read()["test"]
                                         ["accuracy"]}},
         "attention_free": {"source": "book/results/imdb_cpu_ablations.json",
                            "input": "254 tokens", **attention_free},
         "gaps": gaps,
         "seconds_total": time.perf_counter() - started,
     }
-    write_atomically(args.record,
-                     lambda handle: handle.write((json.dumps(record, indent=2) + "\n").encode()))
+    IMDB_GAP.write(record, args.record)
     print(f"wrote {args.record}")
     return 0
 

@@ -25,16 +25,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from script_arguments import (checkpoint, default_record, existing_file, existing_folder,
+from scratchbook.arguments import (checkpoint, default_record, existing_file, existing_folder,
                               record_argument)
 
-ROOT = Path(__file__).resolve().parents[2]
-RESULTS = ROOT / "book" / "results"
-DEFAULT_REVIEWS = RESULTS / "handwritten_reviews.jsonl"
-DEFAULT_PAIRS = RESULTS / "order_pairs.jsonl"
-DEFAULT_RECORD = RESULTS / "handwritten_reviews.json"
-MANIFEST = ROOT / "_static" / "models" / "imdb" / "manifest.json"
-BASELINES = RESULTS / "imdb_baselines.json"
+from scratchbook.record import book_root
+from scratchbook.records import HANDWRITTEN_REVIEWS, IMDB_BASELINES, ORDER_PAIRS, WRITTEN_REVIEWS
+
+MANIFEST = book_root() / "_static" / "models" / "imdb" / "manifest.json"
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -45,16 +42,16 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
                         help="a train-imdb run folder or a .pt file")
     parser.add_argument("--data", type=existing_folder, default=None,
                         help="IMDB folder (default: $IMDB_DIR)")
-    parser.add_argument("--reviews", type=existing_file, default=DEFAULT_REVIEWS,
+    parser.add_argument("--reviews", type=existing_file, default=WRITTEN_REVIEWS.path,
                         help="JSON lines: text, label (0/1), kind")
-    parser.add_argument("--pairs", type=existing_file, default=DEFAULT_PAIRS,
+    parser.add_argument("--pairs", type=existing_file, default=ORDER_PAIRS.path,
                         help="JSON lines: positive, negative, kind")
     parser.add_argument("--windows", action="store_true",
                         help="also compare head+tail with whole-review windows on validation")
     parser.add_argument("--cache", type=Path, default=None, help="the token cache's folder")
-    record_argument(parser, DEFAULT_RECORD)
+    record_argument(parser, HANDWRITTEN_REVIEWS)
     args = parser.parse_args(argv)
-    args.record = default_record(parser, args.record, DEFAULT_RECORD)
+    args.record = default_record(parser, args.record, HANDWRITTEN_REVIEWS)
     return args
 
 
@@ -74,7 +71,6 @@ from scratchformer import __version__
 from scratchformer.data.framing import frame_tokens, review_token_lists
 from scratchformer.data.imdb import ReviewSplit, load_imdb
 from scratchformer.data.review_cache import encode_reviews, review_tokens
-from scratchformer.io.files import write_atomically
 from scratchformer.io.fingerprint import file_sha256, tensors_sha256
 from scratchformer.measure.baselines import (LinearTextClassifier, fit_bag_of_words,
                                              fit_nbsvm, review_words)
@@ -84,8 +80,8 @@ from scratchformer.runs.hardware import hardware_info, one_minute_load, timing_l
 from scratchformer.train.classify import load_classifier
 
 from onnx_reviews import one_thread_session, onnx_reviews
-from script_arguments import refuse
-from shown_command import tool_command
+from scratchbook.arguments import refuse
+from scratchbook.commands import tool_command
 
 KINDS = ("plain", "negation", "contrast", "expectation", "short")
 PAIR_KINDS = ("negation", "contrast", "expectation", "comparison")
@@ -114,6 +110,12 @@ def json_lines(path: Path, fields: dict[str, type]) -> list[dict]:
     if not rows:
         refuse(f"{path} holds no rows")
     return rows
+
+
+def book_file(path: Path) -> str:
+    """A file the record names: relative to the book's checkout, or its bare name if outside."""
+    path, root = path.resolve(), book_root()
+    return str(path.relative_to(root)) if path.is_relative_to(root) else path.name
 
 
 def read_reviews(path: Path) -> list[dict]:
@@ -192,7 +194,7 @@ def score_all(args: argparse.Namespace, texts: list[str], path: Path) -> tuple[d
     """Each model's score of every text, and what the record says about each model."""
     classify = load_classifier(path, torch.device("cpu"))
     transformer = [row["probabilities"]["positive"] for row in classify(texts)]
-    baselines = json.loads(BASELINES.read_text(encoding="utf-8"))
+    baselines = IMDB_BASELINES.read()
     train = load_imdb(args.data, ["train"])["train"]
     bow_settings = baselines["validation"]["bag_of_words"]["chosen"]
     nbsvm_settings = baselines["validation"]["nbsvm"]["chosen"]
@@ -368,12 +370,9 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
         "software": {"torch": torch.__version__, "python": platform.python_version(),
                      "scratchformer": __version__},
         "data": {**scored["data"],
-                 "reviews": {"file": str(args.reviews.resolve().relative_to(ROOT))
-                             if args.reviews.resolve().is_relative_to(ROOT) else args.reviews.name,
+                 "reviews": {"file": book_file(args.reviews),
                              "sha256": file_sha256(args.reviews)},
-                 "pairs": {"file": str(args.pairs.resolve().relative_to(ROOT))
-                           if args.pairs.resolve().is_relative_to(ROOT) else args.pairs.name,
-                           "sha256": file_sha256(args.pairs)}},
+                 "pairs": {"file": book_file(args.pairs), "sha256": file_sha256(args.pairs)}},
         "models": models,
         "reviews": reviews,
         "accuracy": accuracy_table(reviews, models),
@@ -386,8 +385,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
     # what else ran beside it: the wall time is a busy machine's where "busy" is true
     record["load"] = timing_load(load_at_start, one_minute_load(),
                                  own=(0, torch.get_num_threads()))
-    text = json.dumps(record, indent=1, ensure_ascii=False) + "\n"
-    write_atomically(args.record, lambda handle: handle.write(text.encode("utf-8")))
+    HANDWRITTEN_REVIEWS.write(record, args.record)
     for name in MODELS:
         print(f"{name}: {record['accuracy'][name]['overall']['accuracy']:.4f} of "
               f"{n} reviews; pairs ordered {record['pairs_ordered'][name]['overall']}")

@@ -28,7 +28,7 @@ import numpy as np
 
 from labelled_sentences import (LABEL_WORDS, LABELS, drawn, sentence_text, text_sha256,
                                 validation_sentences)
-from script_arguments import existing_file, existing_folder, positive_int, refuse
+from scratchbook.arguments import existing_file, existing_folder, positive_int, refuse
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -79,7 +79,7 @@ def draw(args: argparse.Namespace) -> None:
 
 def gather(args: argparse.Namespace) -> None:
     """Two labels for every id of the key, written as the labelled sentences' file."""
-    from scratchformer.io.files import write_atomically
+    from scratchbook.records import SENTENCES_LABELLED
 
     if not (args.out / "key.json").is_file():
         refuse(f"{args.out} holds no key.json: gather reads the folder draw wrote")
@@ -99,8 +99,7 @@ def gather(args: argparse.Namespace) -> None:
         refuse(f"{len(wrong)} ids without exactly two labels, the first {wrong[0]}")
     rows = sorted(({**key[name], "labels": given} for name, given in labels.items()),
                   key=lambda row: (row["seed"], row["index"]))
-    text = "".join(json.dumps(row) + "\n" for row in rows).encode()
-    write_atomically(LABELS, lambda handle: handle.write(text))
+    SENTENCES_LABELLED.write(rows)
     agreed = sum(row["labels"][0] == row["labels"][1] for row in rows)
     print(f"{len(rows)} sentences, the two labels agree on {agreed}; written to {LABELS}")
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from script_arguments import checkpoint, existing_folder, output_file, positive_int, refuse
+from scratchbook.arguments import checkpoint, existing_folder, output_file, positive_int, refuse
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -44,12 +44,12 @@ from scratchformer.data.framing import (CLS_ID, PAD_ID, SEP_ID, encode_review,
                                         review_encoding)
 from scratchformer.data.imdb import LABEL_NAMES, load_imdb
 from scratchformer.data.review_cache import encode_reviews
-from scratchformer.io.files import write_atomically
 from scratchformer.io.fingerprint import file_sha256
 from scratchformer.measure.evaluation import token_contributions
 from scratchformer.runs.checkpoint import load_checkpoint, read_checkpoint
 
-from shown_command import tool_command
+from scratchbook.records import IMDB_CPU_PREDICTIONS
+from scratchbook.commands import tool_command
 
 REVIEWS = [
     "Bromwell High is a brilliantly conceived, executed and acted, but sadly overlooked sitcom. "
@@ -126,8 +126,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
         "predictions": predictions,
         "largest_errors": errors,
     }
-    text = json.dumps(record, indent=2, ensure_ascii=False) + "\n"
-    write_atomically(args.record, lambda handle: handle.write(text.encode("utf-8")))
+    IMDB_CPU_PREDICTIONS.write(record, args.record)
     print(f"wrote {args.record}: {len(predictions)} reviews, {len(errors)} test errors")
     return 0
 

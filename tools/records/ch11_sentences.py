@@ -34,10 +34,9 @@ import sys
 from pathlib import Path
 
 from labelled_sentences import LABELS
-from script_arguments import default_record, existing_file, existing_folder, record_argument
+from scratchbook.arguments import default_record, existing_file, existing_folder, record_argument
 
-ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_RECORD = ROOT / "book" / "results" / "imdb_sentences.json"
+from scratchbook.records import IMDB_BASELINES, IMDB_SENTENCES
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -49,9 +48,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
                         help="run folders, each with best.pt and results.json")
     parser.add_argument("--labelled", type=existing_file, default=LABELS,
                         help="validation sentences labelled as texts (ch11_label_sentences.py)")
-    record_argument(parser, DEFAULT_RECORD)
+    record_argument(parser, IMDB_SENTENCES)
     args = parser.parse_args(argv)
-    args.record = default_record(parser, args.record, DEFAULT_RECORD)
+    args.record = default_record(parser, args.record, IMDB_SENTENCES)
     return args
 
 
@@ -70,19 +69,18 @@ from scratchformer.data.holdout import holdout
 from scratchformer.data.imdb import load_imdb
 from scratchformer.data.review_cache import review_tokens
 from scratchformer.data.review_windows import review_windows
-from scratchformer.io.files import write_atomically
 from scratchformer.io.fingerprint import file_sha256
 from scratchformer.measure.baselines import fit_bag_of_words, fit_nbsvm
 from scratchformer.measure.evaluation import evaluate
 from scratchformer.measure.statistics import paired_difference
-from scratchformer.records.taught import (TAUGHT_MODEL, per_review, sentence_arms,
+from scratchbook.records.taught import (TAUGHT_MODEL, per_review, sentence_arms,
                                           sentences_kept)
 from scratchformer.runs.checkpoint import load_checkpoint
 from scratchformer.train.presets import preset
 
 from labelled_sentences import (PER_SEED, kept_labels, read_labels,
                                 validation_sentences)
-from shown_command import option, shown_path, tool_command, validation_held_out
+from scratchbook.commands import option, shown_path, tool_command, validation_held_out
 
 SERVED = ("the taught model, replaced by each model taught with more sentences a review "
           "(fewest first) whose paired difference with the model kept so far has a 95% "
@@ -155,7 +153,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
     torch.set_num_threads(2)
     train = load_imdb(args.data, ["train"])["train"]
     tokens = review_tokens(train, args.cache)
-    baselines = json.loads((ROOT / "book/results/imdb_baselines.json").read_text())["validation"]
+    baselines = IMDB_BASELINES.read()["validation"]
     val_size = preset("cpu")[1].val_size
     runs: dict[str, dict[str, dict]] = {"untaught": {}, "taught": {}}
     by_seed: dict[int, list[tuple[str, Path, float, str]]] = {}
@@ -241,8 +239,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
         "tried": tried(runs),
         "served": {"arm": served, "model": model_name(served), "rule": SERVED},
     }
-    write_atomically(args.record,
-                     lambda handle: handle.write((json.dumps(record, indent=2) + "\n").encode()))
+    IMDB_SENTENCES.write(record, args.record)
     print("served:", model_name(served))
     return 0
 

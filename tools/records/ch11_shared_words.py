@@ -24,12 +24,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-from script_arguments import default_record, existing_folder, record_argument
+from scratchbook.arguments import default_record, existing_folder, record_argument
 
-ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_RECORD = ROOT / "book" / "results" / "imdb_shared_words.json"
+from scratchbook.records import IMDB_SHARED_WORDS
 SEEDS = (0, 1, 2, 3, 4)
 RARE = (2, 10)  # a rare word is used by this many reviews, both ends included
 
@@ -39,27 +37,25 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=existing_folder, required=True,
                         help="IMDB's files: train, test and unsup")
-    record_argument(parser, DEFAULT_RECORD)
+    record_argument(parser, IMDB_SHARED_WORDS)
     args = parser.parse_args(argv)
-    args.record = default_record(parser, args.record, DEFAULT_RECORD)
+    args.record = default_record(parser, args.record, IMDB_SHARED_WORDS)
     return args
 
 
 if __name__ == "__main__":  # bad arguments are refused here, before torch is imported
     ARGUMENTS = parse()
 
-import json
 import random
 from collections import Counter
 
 from scratchformer.data.holdout import HOLDOUTS, holdout
 from scratchformer.data.imdb import load_imdb
-from scratchformer.io.files import write_atomically
 from scratchformer.measure.baselines import review_words
 from scratchformer.train.presets import preset
 
 from ch11_taught import unlabelled_reviews
-from shown_command import tool_command
+from scratchbook.commands import tool_command
 
 
 def shared_share(reviews: list[set[str]], held: set[str]) -> float:
@@ -113,8 +109,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
                           "unlabelled": len(unlabelled), "validation": val_size},
               "neighbours_sharing_a_rare_word": neighbours,
               "seeds": seeds}
-    write_atomically(args.record,
-                     lambda handle: handle.write((json.dumps(record, indent=2) + "\n").encode()))
+    IMDB_SHARED_WORDS.write(record, args.record)
     return 0
 
 

@@ -28,10 +28,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from script_arguments import (existing_file, existing_folder, output_file, positive_int,
+from scratchbook.arguments import (existing_file, existing_folder, output_file, positive_int,
                               seed_int)
 
-ROOT = Path(__file__).resolve().parents[2]
 TEACHERS = ("nbsvm", "transformer")
 
 
@@ -88,7 +87,8 @@ from scratchformer.runs.checkpoint import load_checkpoint
 from scratchformer.train import engine
 from scratchformer.train.presets import apply_overrides, preset
 
-from shown_command import tool_command
+from scratchbook.records import IMDB_BASELINES
+from scratchbook.commands import tool_command
 
 WHOLE_REVIEW = ["truncation=windows", "precision=fp32", "impl=sdpa", "batch_size=32",
                 "epochs=1"]  # the whole-review runs' settings, one epoch
@@ -110,7 +110,7 @@ def teacher_labels(args: argparse.Namespace, fit: ReviewSplit, unlabelled: list[
                    windows: WindowedReviews) -> list[int]:
     """The teacher's verdict (0 or 1) on each unlabelled review."""
     if args.teacher == "nbsvm":
-        baselines = json.loads((ROOT / "book/results/imdb_baselines.json").read_text())
+        baselines = IMDB_BASELINES.read()
         nbsvm = fit_nbsvm(fit.texts, fit.labels, **baselines["validation"]["nbsvm"]["chosen"])
         return nbsvm.predict(unlabelled).tolist()
     teacher = load_checkpoint(args.teacher_checkpoint, torch.device("cpu")).eval()

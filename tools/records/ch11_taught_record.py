@@ -38,11 +38,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from script_arguments import default_record, existing_file, existing_folder, record_argument
+from scratchbook.arguments import default_record, existing_file, existing_folder, record_argument
 
-ROOT = Path(__file__).resolve().parents[2]
-RESULTS = ROOT / "book" / "results"
-DEFAULT_RECORD = RESULTS / "imdb_taught.json"
+from scratchbook.record import book_root
+from scratchbook.records import IMDB_BASELINES, IMDB_TAUGHT, IMDB_TAUGHT_BLOCKS, IMDB_WHOLE_REVIEW
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -54,9 +53,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
                         help="train-imdb run folders: the untaught runs of the same seeds")
     parser.add_argument("--short", type=existing_file, default=None,
                         help="with --untaught: ch11_sentences.py's record of the same runs")
-    record_argument(parser, DEFAULT_RECORD)
+    record_argument(parser, IMDB_TAUGHT)
     args = parser.parse_args(argv)
-    args.record = default_record(parser, args.record, DEFAULT_RECORD)
+    args.record = default_record(parser, args.record, IMDB_TAUGHT)
     if args.short is not None and args.untaught is None:
         parser.error("--short goes with --untaught")
     return args
@@ -69,14 +68,13 @@ import json
 import os
 import shlex
 
-from scratchformer.io.files import write_atomically
 from scratchformer.io.fingerprint import file_sha256
 from scratchformer.measure.statistics import paired_difference
-from scratchformer.records.taught import (TAUGHT_MODEL, per_review, sentences_arm,
+from scratchbook.records.taught import (TAUGHT_MODEL, per_review, sentences_arm,
                                           short_arm)
 from scratchformer.runs.folders import reader_command, reader_path
 
-from shown_command import option, set_values, tool_command, validation_held_out
+from scratchbook.commands import option, set_values, tool_command, validation_held_out
 
 CHOICE = ("the taught model if its paired difference with the untaught runs on validation "
           "has a 95% interval above zero, else the untaught")
@@ -233,16 +231,16 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
         whole = {"validation": {seed: run["validation"] for seed, run in untaught.items()},
                  "test": {seed: run["test"]["accuracy"] for seed, run in untaught.items()},
                  "minutes": {seed: run["minutes"] for seed, run in untaught.items()}}
-        source = ({"short": os.path.relpath(args.short.resolve(), ROOT)} if args.short
+        source = ({"short": os.path.relpath(args.short.resolve(), book_root())} if args.short
                   else {})
     else:
-        whole_record = json.loads((RESULTS / "imdb_whole_review.json").read_text())
+        whole_record = IMDB_WHOLE_REVIEW.read()
         whole = whole_record["candidates"]["whole review"]
         holdouts.add("reviews")  # as the whole-review runs held out their validation
         source = {"whole_review": "book/results/imdb_whole_review.json"}
     if len(holdouts) != 1:
         raise SystemExit(f"the runs hold out their validation in different ways: {holdouts}")
-    baselines = json.loads((RESULTS / "imdb_baselines.json").read_text())
+    baselines = IMDB_BASELINES.read()
     counting = {key: next(row for row in baselines["test"] if row["model"] == name)["accuracy"]
                 for key, name in COUNTING.items()}
     record = {
@@ -260,8 +258,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
         short = read_short(args.short, record["runs"]) if args.short else None
         record["best_transformer_test_accuracy"] = chosen_on_validation(
             record["taught"], whole, short)
-    write_atomically(args.record,
-                     lambda handle: handle.write((json.dumps(record, indent=2) + "\n").encode()))
+    (IMDB_TAUGHT_BLOCKS if args.untaught else IMDB_TAUGHT).write(record, args.record)
     for teacher, row in record["taught"].items():
         print(f"{teacher}: test {row['mean']:.4f} "
               f"[{row['interval_95'][0]:.4f}, {row['interval_95'][1]:.4f}]")

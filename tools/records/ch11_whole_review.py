@@ -26,11 +26,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from script_arguments import default_record, record_argument, run_folder
+from scratchbook.arguments import default_record, record_argument, run_folder
 
-ROOT = Path(__file__).resolve().parents[2]
-RESULTS = ROOT / "book" / "results"
-DEFAULT_RECORD = RESULTS / "imdb_whole_review.json"
+from scratchbook.records import IMDB_BASELINES, IMDB_CPU_ABLATIONS, IMDB_WHOLE_REVIEW
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -38,11 +36,11 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--run", type=run_folder("train-imdb", ("best.pt", "results.json")),
                         nargs="+", required=True, help="the whole-review runs, one per seed")
-    record_argument(parser, DEFAULT_RECORD)
+    record_argument(parser, IMDB_WHOLE_REVIEW)
     args = parser.parse_args(argv)
     if len(set(args.run)) < 2:
         parser.error("argument --run: an interval needs at least two runs")
-    args.record = default_record(parser, args.record, DEFAULT_RECORD)
+    args.record = default_record(parser, args.record, IMDB_WHOLE_REVIEW)
     return args
 
 
@@ -51,11 +49,10 @@ if __name__ == "__main__":  # bad arguments are refused here, before torch is im
 
 import json
 
-from scratchformer.io.files import write_atomically
 from scratchformer.io.fingerprint import file_sha256
 from scratchformer.measure.statistics import paired_difference
 
-from shown_command import tool_command
+from scratchbook.commands import tool_command
 
 WHOLE = "whole review"
 HEAD_TAIL = {"254 tokens": "preset", "510 tokens": "max_len=512"}  # candidate -> variant
@@ -63,10 +60,6 @@ COUNTING = {"bag_of_words": "bag of words, logistic regression",
             "nbsvm": "NBSVM, uni+bigrams"}  # the models' names in imdb_baselines.json
 KEPT = ("command", "model_config", "train_config", "parameters", "data", "hardware",
         "software", "load_average", "seconds", "best_epoch", "best_step", "validation")
-
-
-def read_record(name: str) -> dict:
-    return json.loads((RESULTS / name).read_text())
 
 
 def whole_review_runs(folders: list[Path]) -> dict[str, dict]:
@@ -104,10 +97,10 @@ def candidates(ablations: dict, runs: dict) -> dict[str, dict]:
 
 def main(args: argparse.Namespace, argv: list[str]) -> int:
     runs = whole_review_runs(args.run)
-    baselines = read_record("imdb_baselines.json")
+    baselines = IMDB_BASELINES.read()
     counting = {key: next(row for row in baselines["test"] if row["model"] == name)["accuracy"]
                 for key, name in COUNTING.items()}
-    table = candidates(read_record("imdb_cpu_ablations.json"), runs)
+    table = candidates(IMDB_CPU_ABLATIONS.read(), runs)
     shared = sorted(set.intersection(*(set(row["validation"]) for row in table.values())),
                     key=int)
     for row in table.values():
@@ -134,8 +127,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
         "best_transformer_test_accuracy": best,
         "against_counting": against,
     }
-    write_atomically(args.record,
-                     lambda handle: handle.write((json.dumps(record, indent=2) + "\n").encode()))
+    IMDB_WHOLE_REVIEW.write(record, args.record)
     print(f"wrote {args.record}: {chosen}, test {best['mean']:.4f} "
           f"[{best['interval_95'][0]:.4f}, {best['interval_95'][1]:.4f}]")
     return 0

@@ -23,10 +23,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from script_arguments import default_record, existing_folder, record_argument
+from scratchbook.arguments import default_record, existing_folder, record_argument
 
-ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_RECORD = ROOT / "book" / "results" / "imdb_cpu_ablations.json"
+from scratchbook.records import IMDB_BASELINES, IMDB_CPU_ABLATIONS
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -37,13 +36,13 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--data", type=existing_folder, required=True, help="the IMDB folder")
     parser.add_argument("--work", type=Path, required=True,
                         help="the folder the runs are made in (and read from by `record`)")
-    record_argument(parser, DEFAULT_RECORD)
+    record_argument(parser, IMDB_CPU_ABLATIONS)
     args = parser.parse_args(argv)
     if args.action == "record":
         if not (args.work / "runs").is_dir():
             parser.error(f"argument --work: {args.work} holds no runs/ folder: "
                          "make the runs first with `run`")
-        args.record = default_record(parser, args.record, DEFAULT_RECORD)
+        args.record = default_record(parser, args.record, IMDB_CPU_ABLATIONS)
     elif args.work.exists() and not args.work.is_dir():
         parser.error(f"argument --work: {args.work} is a file, not a folder")
     return args
@@ -58,7 +57,7 @@ import subprocess
 
 import torch
 
-from shown_command import tool_command
+from scratchbook.commands import tool_command
 
 SEEDS = (0, 1, 2)
 VARIANTS = {  # name -> extra arguments of train-imdb
@@ -149,9 +148,8 @@ def preset_outputs(splits: dict, run: dict, folder: Path, cache: Path,
 
 def record(args: argparse.Namespace, argv: list[str]) -> None:
     from scratchformer.data.imdb import load_imdb
-    from scratchformer.io.files import write_atomically
 
-    baselines = json.loads((ROOT / "book" / "results" / "imdb_baselines.json").read_text())
+    baselines = IMDB_BASELINES.read()
     runs = {}
     for name in VARIANTS:
         for seed in SEEDS:
@@ -169,7 +167,7 @@ def record(args: argparse.Namespace, argv: list[str]) -> None:
     outputs = {seed: preset_outputs(splits, runs["preset"][seed], args.work / "runs" /
                                     f"preset_seed{seed}", args.work / "cache", baselines)
                for seed in runs["preset"]}
-    text = json.dumps({
+    IMDB_CPU_ABLATIONS.write({
         "command": (tool_command("ch11_why_it_loses.py",  # the step that made the runs
                                  ["run", "--data", str(args.data), "--work", str(args.work)])["command"]
                     + " && " + tool_command("ch11_why_it_loses.py", argv, str(args.record))["command"]),
@@ -178,8 +176,7 @@ def record(args: argparse.Namespace, argv: list[str]) -> None:
         "train_labels": splits["train"].labels,
         "test_labels": splits["test"].labels,
         "preset_outputs": outputs,
-    }, separators=(",", ":"))
-    write_atomically(args.record, lambda file: file.write(text.encode()))
+    }, args.record)
     print(f"wrote {args.record}")
 
 

@@ -20,7 +20,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from script_arguments import existing_folder, output_file, run_folder
+from scratchbook.arguments import existing_folder, output_file, run_folder
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -49,7 +49,6 @@ from scratchformer.cli.gpt import cached_stream, run_documents
 from scratchformer.data.framing import clean_review
 from scratchformer.data.imdb import load_imdb, load_unlabeled
 from scratchformer.data.windows import special_ids
-from scratchformer.io.files import write_atomically
 from scratchformer.io.fingerprint import tokenizer_sha256
 from scratchformer.measure.ngram import KneserNey, bits_per_byte, document_histories
 from scratchformer.models.gpt import document_nll
@@ -57,7 +56,8 @@ from scratchformer.tokenize.bpe import BPETokenizer
 from scratchformer.tokenize.gpt2_files import END_OF_TEXT
 from scratchformer.train.gpt import load_gpt
 
-from shown_command import tool_command
+from scratchbook.records import GPT_NGRAMS
+from scratchbook.commands import tool_command
 
 ORDERS = (2, 3, 4)
 RESAMPLES = 2_000
@@ -136,9 +136,8 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
     for folder in args.run:
         runs[folder.name] = score_run(folder, data, unlabeled, args.cache)
         print(folder.name, json.dumps(runs[folder.name]["models"], indent=1), flush=True)
-    text = json.dumps({**tool_command("ch12_ngram_orders.py", argv, str(args.record)),
-                       "resamples": RESAMPLES, "runs": runs}, indent=1)
-    write_atomically(args.record, lambda file: file.write(text.encode()))
+    GPT_NGRAMS.write({**tool_command("ch12_ngram_orders.py", argv, str(args.record)),
+                      "resamples": RESAMPLES, "runs": runs}, args.record)
     return 0
 
 

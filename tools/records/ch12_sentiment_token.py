@@ -27,7 +27,7 @@ import json
 import sys
 from pathlib import Path
 
-from script_arguments import existing_folder, output_file, positive_int, refuse
+from scratchbook.arguments import existing_folder, output_file, positive_int, refuse
 
 EXPORT_FILES = ("manifest.json", "model.onnx", "tokenizer.json")
 
@@ -73,13 +73,14 @@ import numpy as np
 from scratchformer.data.framing import clean_review
 from scratchformer.data.imdb import load_imdb
 from scratchformer.data.windows import END_OF_TEXT, SENTIMENT_TOKENS, special_ids
-from scratchformer.io.files import write_atomically
 from scratchformer.io.fingerprint import file_sha256
 from scratchformer.measure.statistics import interval_text, paired_difference
 from scratchformer.tokenize.bpe import BPETokenizer
 
+from scratchbook.records import GPT_CPU_SENTIMENT_TOKEN
+
 from onnx_reviews import one_thread_session
-from shown_command import tool_command
+from scratchbook.commands import tool_command
 
 
 def export_tokenizer(record: dict) -> BPETokenizer:
@@ -141,8 +142,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
               "reviews": len(differences), "review_indices": chosen.tolist(),
               "text_tokens": lengths, "flipped_minus_true_nats_per_token": differences,
               "seconds": time.perf_counter() - started}
-    text = json.dumps(record) + "\n"
-    write_atomically(args.record, lambda handle: handle.write(text.encode()))
+    GPT_CPU_SENTIMENT_TOKEN.write(record, args.record)
     gap = paired_difference(differences)
     print(f"flipped minus true, nats per token: {interval_text(gap, digits=5, unit='')}")
     return 0

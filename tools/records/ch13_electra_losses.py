@@ -17,7 +17,7 @@ import argparse
 import json
 import sys
 
-from script_arguments import output_file, pretrain_objective, run_folder
+from scratchbook.arguments import output_file, pretrain_objective, run_folder
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -41,15 +41,16 @@ from pathlib import Path
 
 import torch
 
-from scratchformer.io.files import write_atomically
 from scratchformer.models.bert import BertConfig
 from scratchformer.models.pretraining import IGNORED
 from scratchformer.tokenize.bpe import BPETokenizer
 from scratchformer.train.pretrain import (PretrainConfig, build_pretrainer,
                                           read_pretraining)
 
+from scratchbook.records import PRETRAIN_ELECTRA_LOSSES_CPU
+
 from ch13_record_pretraining import held_out_masked, snapshot_seconds  # a sibling tool
-from shown_command import tool_command
+from scratchbook.commands import tool_command
 
 
 @torch.no_grad()
@@ -90,8 +91,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
                                    in snapshot_seconds(args.run).items()},
               "frequencies_at_chosen": float(-unigram[chosen].mean()),
               "snapshots": snapshots}
-    text = json.dumps(record, indent=1) + "\n"
-    write_atomically(args.record, lambda handle: handle.write(text.encode()))
+    PRETRAIN_ELECTRA_LOSSES_CPU.write(record, args.record)
     return 0
 
 

@@ -21,7 +21,7 @@ import os
 import sys
 from pathlib import Path
 
-from script_arguments import (device, existing_folder, non_negative_int, output_file,
+from scratchbook.arguments import (device, existing_folder, non_negative_int, output_file,
                               output_file_in_new_folder, positive_float, positive_int,
                               run_folder, seed_int)
 
@@ -104,7 +104,8 @@ from scratchformer.train.gpt import load_gpt, read_gpt_checkpoint
 from scratchformer.train.transfer import (GPTClassifier, classification_accuracy,
                                           encode_for_gpt, fine_tune)
 
-from shown_command import tool_command
+from scratchbook.records import TRANSFER_CPU
+from scratchbook.commands import tool_command
 
 CONTEXTS = (1, 2, 4, 16, 64, 256)  # tokens of context the loss is measured with
 
@@ -272,8 +273,7 @@ def record(args: argparse.Namespace, argv: list[str]) -> int:
            "pretraining_train_seconds": pretrain_seconds, "selection": selection,
            "fine_tuning": runs, "comparisons": comparisons,
            "snapshot_fine_tuning": partial, "snapshot_comparisons": steps}
-    text = json.dumps(out, indent=1) + "\n"
-    write_atomically(Path(args.record), lambda handle: handle.write(text.encode()))
+    TRANSFER_CPU.write(out, Path(args.record))
     print(json.dumps(comparisons, indent=1))
     return 0
 

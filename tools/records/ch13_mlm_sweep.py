@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from script_arguments import existing_folder, output_file, pretrain_objective
+from scratchbook.arguments import existing_folder, output_file, pretrain_objective
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -39,11 +39,12 @@ if __name__ == "__main__":  # bad arguments are refused here, before torch is im
 
 import json
 
-from scratchformer.io.files import write_atomically
 from scratchformer.tokenize.bpe import BPETokenizer
 
+from scratchbook.records import PRETRAIN_SWEEP_CPU
+
 from ch13_record_pretraining import loss_by_position  # a sibling tool
-from shown_command import tool_command
+from scratchbook.commands import tool_command
 
 
 def main(args: argparse.Namespace, argv: list[str]) -> int:
@@ -61,9 +62,8 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
                                                  window=results["settings"]["window"]),
         }
         print(folder.name, json.dumps(runs[folder.name]["loss_by_position"]), flush=True)
-    text = json.dumps({**tool_command("ch13_mlm_sweep.py", argv, str(args.record)), "runs": runs},
-                      indent=1)
-    write_atomically(args.record, lambda file: file.write(text.encode()))
+    PRETRAIN_SWEEP_CPU.write({**tool_command("ch13_mlm_sweep.py", argv, str(args.record)),
+                              "runs": runs}, args.record)
     return 0
 
 

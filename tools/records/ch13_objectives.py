@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 from statistics import fmean
 
-from script_arguments import existing_folder, output_file
+from scratchbook.arguments import existing_folder, output_file
 
 OBJECTIVES = ("mlm", "electra", "next-token")
 ARMS = ("scratch", *OBJECTIVES)
@@ -58,9 +58,10 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
 if __name__ == "__main__":  # bad arguments are refused here, before torch is imported
     ARGUMENTS = parse()
 
-from scratchformer.io.files import write_atomically
 from scratchformer.io.fingerprint import file_sha256
 from scratchformer.measure.statistics import paired_difference
+
+from scratchbook.records import PRETRAIN_OBJECTIVES_CPU
 
 
 def read_results(folder: Path) -> dict:
@@ -172,8 +173,7 @@ def gather(runs: Path) -> dict:
 def main(args: argparse.Namespace) -> int:
     record = {"command": "python tools/records/ch13_objectives.py --runs "
                         f"{args.runs} --record {args.record}", **gather(args.runs)}
-    write_atomically(args.record,
-                     lambda handle: handle.write((json.dumps(record, indent=1) + "\n").encode()))
+    PRETRAIN_OBJECTIVES_CPU.write(record, args.record)
     for objective, gain in record["gain_over_scratch_points"].items():
         print(f"{objective}: lr {record['chosen_lr'][objective]}, gain over scratch "
               f"{gain['mean']:+.2f} points [{gain['low']:+.2f}, {gain['high']:+.2f}]")

@@ -22,7 +22,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from script_arguments import existing_folder, output_file, run_folder
+from scratchbook.arguments import existing_folder, output_file, run_folder
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -52,7 +52,6 @@ import torch
 import torch.nn.functional as F
 
 from scratchformer.data.framing import clean_review
-from scratchformer.io.files import write_atomically
 from scratchformer.models.bert import BertConfig
 from scratchformer.models.pretraining import (IGNORED, BertForMaskedLM,
                                               PretrainingWindows, bert_special_ids,
@@ -60,7 +59,8 @@ from scratchformer.models.pretraining import (IGNORED, BertForMaskedLM,
 from scratchformer.tokenize.bpe import BPETokenizer
 from scratchformer.train.pretrain import PretrainConfig, read_pretraining
 
-from shown_command import tool_command
+from scratchbook.records import PRETRAIN_CPU
+from scratchbook.commands import tool_command
 
 # Sentences with one word hidden ("___"), written for this record: none is from IMDB.
 SENTENCES = [
@@ -201,8 +201,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
     }
     record["loss_by_position"] = loss_by_position(
         mlm, tokenizer, window=record["pretraining"]["mlm"]["settings"]["window"])
-    text = json.dumps(record, indent=1) + "\n"
-    write_atomically(args.record, lambda handle: handle.write(text.encode()))
+    PRETRAIN_CPU.write(record, args.record)
     print(f"wrote {args.record}: {len(record['fine_tuning'])} fine-tuning runs")
     return 0
 

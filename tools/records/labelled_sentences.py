@@ -24,8 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
-LABELS = ROOT / "book" / "results" / "sentences_labelled.jsonl"
+from scratchbook.records import SENTENCES_LABELLED
+
+LABELS = SENTENCES_LABELLED.path
 PER_SEED = 500  # sentences of each seed's validation drawn for labelling
 VERDICTS = ("negative", "positive")  # a kept sentence's label is its index here
 LABEL_WORDS = (*VERDICTS, "none")

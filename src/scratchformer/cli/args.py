@@ -16,17 +16,33 @@ from collections.abc import Sequence
 from typing import TextIO
 
 
+def integer(text: str) -> int:
+    """`text` as an integer, or the argparse error that says it is not one."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+
+
 def positive_int(text: str) -> int:
     """An argparse type: an integer of at least 1.
 
     Described in the appendix "Running it for real", section "Failing safely".
     """
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    value = integer(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    """An argparse type: an integer of at least 0.
+
+    Described in the appendix "Running it for real", section "Failing safely".
+    """
+    value = integer(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
     return value
 
 
@@ -35,10 +51,7 @@ def seed_int(text: str) -> int:
 
     Described in the appendix "Running it for real", section "Failing safely".
     """
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    value = integer(text)
     if not 0 <= value < 1 << 63:
         raise argparse.ArgumentTypeError(f"must be in [0, 2**63), got {value}")
     return value

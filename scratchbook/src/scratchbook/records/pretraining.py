@@ -22,7 +22,10 @@ from typing import Any
 from IPython.display import Markdown
 
 from scratchformer.measure.statistics import paired_difference
-from scratchformer.records.pages import escaped_table, glue_md, read_record
+from scratchbook.pages import escaped_table, glue_md
+from scratchbook.records import (GPT_NGRAMS, IMDB_BASELINES, IMDB_CPU, PRETRAIN_CPU,
+                                 PRETRAIN_ELECTRA_LOSSES_CPU, PRETRAIN_SWEEP_CPU,
+                                 PRETRAINING_THROUGHPUT, TRANSFER_CPU, record)
 from scratchformer.runs.hardware import busy_note, recorded_load
 
 
@@ -79,8 +82,8 @@ def question_table(results: Path) -> Shown:
     """Chapter 11's baselines and its Transformer from scratch, on the test split.
 
     Described in chapter 13, "The question"."""
-    from_scratch_run = read_record(results, "imdb_cpu.json")
-    baselines = read_record(results, "imdb_baselines.json")
+    from_scratch_run = IMDB_CPU.read(results)
+    baselines = IMDB_BASELINES.read(results)
     rows = [[row["model"], f"{row['accuracy']:.2%}"] for row in baselines["test"]]
     rows.append(["Transformer from scratch (chapter 11, cpu preset)",
                  f"{from_scratch_run['test']['accuracy']:.2%}"])
@@ -108,7 +111,7 @@ def recorded_runs(results: Path) -> Shown:
     loss without context.
 
     Described in chapter 13, "The recorded runs"."""
-    recorded = read_record(results, "pretrain_cpu.json")
+    recorded = PRETRAIN_CPU.read(results)
     runs = recorded["pretraining"]
     rows: list[list[object]] = []
     text: dict[str, object] = {}
@@ -158,7 +161,7 @@ def record_commands(results: Path) -> Markdown:
     Described in the appendix "Running it for real", section "How chapter 13's numbers
     were made"."""
     return escaped_table(["record: what it holds", "made by"],
-                         [[f"{name}: {holds}", read_record(results, name)["command"]]
+                         [[f"{name}: {holds}", record(name).read(results)["command"]]
                           for name, holds in CHAPTER_13_RECORDS.items()])
 
 
@@ -169,9 +172,9 @@ def pretraining_commands(results: Path) -> list[str]:
 
     Described in the appendix "Running it for real", section "How chapter 13's numbers
     were made"."""
-    recorded = read_record(results, "pretrain_cpu.json")
-    sweep = read_record(results, "pretrain_sweep_cpu.json")
-    rerun = read_record(results, "pretrain_electra_losses_cpu.json")["run"]
+    recorded = PRETRAIN_CPU.read(results)
+    sweep = PRETRAIN_SWEEP_CPU.read(results)
+    rerun = PRETRAIN_ELECTRA_LOSSES_CPU.read(results)["run"]
     return [run["command"] for run in recorded["pretraining"].values()] + [
         rerun["command"], recorded["fine_tuning"][0]["command"]] + [
         run["command"] for run in sorted(sweep["runs"].values(),
@@ -184,7 +187,7 @@ def fine_tuning_runs(results: Path) -> Markdown:
 
     Described in the appendix "Running it for real", section "How chapter 13's numbers
     were made"."""
-    recorded = read_record(results, "pretrain_cpu.json")
+    recorded = PRETRAIN_CPU.read(results)
     names = {s["arm"]: s["name"] for s in _arms(recorded)}
     runs = sorted(recorded["fine_tuning"], key=lambda r: (list(names).index(r["arm"]),
                                                           r["seed"]))
@@ -203,11 +206,11 @@ def electra_losses(results: Path) -> Shown:
     Described in chapter 13, "The recorded runs"."""
     import matplotlib.pyplot as plt
 
-    recorded = read_record(results, "pretrain_cpu.json")
+    recorded = PRETRAIN_CPU.read(results)
     runs = recorded["pretraining"]
     frequencies_alone = recorded["loss_by_position"]["frequencies alone"]
     _, mixture_floor = _context_free(recorded)
-    electra_parts = read_record(results, "pretrain_electra_losses_cpu.json")
+    electra_parts = PRETRAIN_ELECTRA_LOSSES_CPU.read(results)
     # The snapshots come from a rerun of the recorded ELECTRA command with snapshots kept;
     # it trained the same model: the same validation loss at every step the record holds.
     rerun = {r["step"]: r["val_loss"] for r in electra_parts["run"]["history"]}
@@ -262,7 +265,7 @@ def throughput(results: Path) -> Shown:
 
     Described in chapter 13, "The recorded runs" (the table in the appendix "Running it
     for real", section "How chapter 13's numbers were made")."""
-    record = read_record(results, "pretraining_throughput.json")
+    record = PRETRAINING_THROUGHPUT.read(results)
     print(record["command"] + busy_note(record))
     speed = {(r["objective"], r["window"]): r["speed_vs_mlm_256"] for r in record["rows"]}
     return Shown(
@@ -316,7 +319,7 @@ def fine_tuning_arms(results: Path) -> Shown:
     pretraining and fine-tuning minutes, validation and test accuracy.
 
     Described in chapter 13, "When does pretraining pay?"."""
-    recorded = read_record(results, "pretrain_cpu.json")
+    recorded = PRETRAIN_CPU.read(results)
     summary = _arms(recorded)
     loads = [recorded_load(run) for run in recorded["fine_tuning"]]
     highest = max(max(load["start"], load["end"]) for load in loads)
@@ -368,7 +371,7 @@ def arm_differences(results: Path) -> Shown:
     its seed-by-seed differences.
 
     Described in chapter 13, "When does pretraining pay?"."""
-    recorded = read_record(results, "pretrain_cpu.json")
+    recorded = PRETRAIN_CPU.read(results)
     arms = _compared(recorded)
     paired_arms = arms["paired_arms"]
     scratch, longer, best = arms["scratch"], arms["longer"], arms["best"]
@@ -414,14 +417,14 @@ def everything_table(results: Path) -> Shown:
 
     Described in the appendix "Running it for real", section "How chapter 13's numbers
     were made"."""
-    from_scratch_run = read_record(results, "imdb_cpu.json")
-    baselines = read_record(results, "imdb_baselines.json")
+    from_scratch_run = IMDB_CPU.read(results)
+    baselines = IMDB_BASELINES.read(results)
     rows = [[row["model"], f"{row['accuracy']:.2%}", f"{row['seconds']['total'] / 60:.1f}"]
             for row in baselines["test"]]
     rows.append(["Transformer from scratch, GPT-2's tokens, 2 epochs (chapter 11)",
                  f"{from_scratch_run['test']['accuracy']:.2%}",
                  f"{from_scratch_run['seconds']['total'] / 60:.1f}"])
-    for s in _arms(read_record(results, "pretrain_cpu.json")):
+    for s in _arms(PRETRAIN_CPU.read(results)):
         what = ("Transformer from scratch, " if s["step"] == 0 else
                 f"pretrained ({s['name']}), then ") + f"{s['epochs']} epoch(s)"
         seeds = f" ({s['seeds']} seeds)" if s["seeds"] > 1 else " (1 seed)"
@@ -437,7 +440,7 @@ def loss_by_position(results: Path) -> Shown:
     Described in chapter 13, "What the model learned"."""
     import matplotlib.pyplot as plt
 
-    recorded = read_record(results, "pretrain_cpu.json")
+    recorded = PRETRAIN_CPU.read(results)
     context_free, _ = _context_free(recorded)
     by_position = recorded["loss_by_position"]
     steps = sorted(int(step) for step in by_position["snapshots"])
@@ -471,7 +474,7 @@ def predictions_table(results: Path) -> Shown:
     the recorded masked-LM run.
 
     Described in chapter 13, "What the model learned"."""
-    predictions = read_record(results, "pretrain_cpu.json")["predictions"]
+    predictions = PRETRAIN_CPU.read(results)["predictions"]
     rows = []
 
     def top(entry: dict) -> str:
@@ -497,10 +500,10 @@ def recipe_sweep(results: Path) -> Shown:
     Described in chapter 13, "Another recipe?"."""
     import matplotlib.pyplot as plt
 
-    recorded = read_record(results, "pretrain_cpu.json")
+    recorded = PRETRAIN_CPU.read(results)
     runs = recorded["pretraining"]
     frequencies_at_mask = recorded["loss_by_position"]["frequencies alone"]["[MASK]"]
-    sweep = read_record(results, "pretrain_sweep_cpu.json")
+    sweep = PRETRAIN_SWEEP_CPU.read(results)
     preset = runs["mlm"]["model_config"]
     recipes = {"recorded: lr 0.001, dropout 0.1, 15%": (
         recorded["loss_by_position"], runs["mlm"]["snapshot_seconds"], preset)}
@@ -562,7 +565,7 @@ def transfer_selection(results: Path) -> Shown:
 
     Described in the appendix "Running it for real", section "How chapter 13's numbers
     were made"."""
-    transfer = read_record(results, "transfer_cpu.json")
+    transfer = TRANSFER_CPU.read(results)
     choices = sorted(transfer["selection"], key=lambda r: (r["init"], r["lr"]))
     chosen = {init: max((r for r in choices if r["init"] == init),
                         key=lambda r: r["validation_accuracy"])["lr"] for init in
@@ -584,8 +587,8 @@ def gpt_context(results: Path) -> Shown:
     loss when it may read only the last 1, 2, 4, ... tokens.
 
     Described in chapter 13, "Pretrained against from scratch"."""
-    gpt_runs = read_record(results, "transfer_cpu.json")["pretraining"]
-    ngrams = read_record(results, "gpt_ngrams.json")["runs"]
+    gpt_runs = TRANSFER_CPU.read(results)["pretraining"]
+    ngrams = GPT_NGRAMS.read(results)["runs"]
     contexts = list(next(iter(gpt_runs.values()))["loss_by_context"])
     rows = []
     for name, run in gpt_runs.items():
@@ -637,7 +640,7 @@ def gpt_transfer_table(results: Path) -> Shown:
 
     Described in the appendix "Running it for real", section "How chapter 13's numbers
     were made"."""
-    transfer = read_record(results, "transfer_cpu.json")
+    transfer = TRANSFER_CPU.read(results)
     pretraining_minutes = transfer["pretraining_train_seconds"] / 60
     rows = []
     for (labels, init), members in sorted(_gpt_arms(transfer).items()):
@@ -672,7 +675,7 @@ def gpt_gains(results: Path) -> Shown:
     of labels, with its 95% interval and what it says.
 
     Described in chapter 13, "Pretrained against from scratch"."""
-    transfer = read_record(results, "transfer_cpu.json")
+    transfer = TRANSFER_CPU.read(results)
     gain_by_labels, full = _gpt_gains(transfer)
     rows: list[list[object]] = []
     text: dict[str, object] = {}
@@ -709,12 +712,12 @@ def matched_time(results: Path) -> Shown:
     runs, and of the two encoders, each against its own architecture from scratch.
 
     Described in chapter 13, "At the same pretraining time"."""
-    arms = _compared(read_record(results, "pretrain_cpu.json"))
+    arms = _compared(PRETRAIN_CPU.read(results))
     electra, mlm_final = arms["electra"], arms["mlm_final"]
     encoder_rows = [[arm["name"], arm["pretrain_minutes"], 100 * arm["test"][0],
                      arms["paired_arms"](arm, arms["scratch"])]
                     for arm in (electra, mlm_final)]
-    transfer = read_record(results, "transfer_cpu.json")
+    transfer = TRANSFER_CPU.read(results)
     by_arm = _gpt_arms(transfer)
     gain_by_labels, full = _gpt_gains(transfer)
     full_pretrained = [r for r in transfer["fine_tuning"]
@@ -758,7 +761,7 @@ def transfer_commands(results: Path) -> list[str]:
 
     Described in the appendix "Running it for real", section "How chapter 13's numbers
     were made"."""
-    transfer = read_record(results, "transfer_cpu.json")
+    transfer = TRANSFER_CPU.read(results)
     return [r["command"] for r in transfer["pretraining"].values()] + [
         r["command"] for r in transfer["fine_tuning"][:2]] + [transfer["command"]]
 
@@ -768,10 +771,10 @@ def evidence_table(results: Path) -> Shown:
     baselines and its Transformer.
 
     Described in chapter 13, "What the evidence says"."""
-    from_scratch_run = read_record(results, "imdb_cpu.json")
-    baselines = read_record(results, "imdb_baselines.json")
-    best = _compared(read_record(results, "pretrain_cpu.json"))["best"]
-    transfer = read_record(results, "transfer_cpu.json")
+    from_scratch_run = IMDB_CPU.read(results)
+    baselines = IMDB_BASELINES.read(results)
+    best = _compared(PRETRAIN_CPU.read(results))["best"]
+    transfer = TRANSFER_CPU.read(results)
     by_arm = _gpt_arms(transfer)
     _, full = _gpt_gains(transfer)
     final_rows = [[row["model"], f"{100 * row['accuracy']:.2f}"]

@@ -17,27 +17,22 @@ consecutive reviews: the page's measure of why random validation cannot see the 
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
 
 from IPython.display import Markdown
 
 from scratchformer.measure.statistics import interval_text, paired_difference
-from scratchformer.records.pages import book_root, markdown_table
+from scratchbook.pages import markdown_table
+from scratchbook.record import Record, RecordError
+from scratchbook.records import (IMDB_SENTENCES, IMDB_SHARED_WORDS, IMDB_TAUGHT,
+                                 IMDB_TAUGHT_BLOCKS, SHORT_TEXTS)
 
-RECORD = Path("book") / "results" / "imdb_taught.json"
-SHARED_WORDS = Path("book") / "results" / "imdb_shared_words.json"
-BLOCKS_RECORD = Path("book") / "results" / "imdb_taught_blocks.json"
 FIT_REVIEWS = 22_500  # the training split less the 2,500 of each run's validation slice
 TAUGHT_MODEL = "whole review, taught by NBSVM"  # the blocks record's name for the taught model
-SENTENCES_RECORD = Path("book") / "results" / "imdb_sentences.json"
 TEACHERS = {"none": "none", "nbsvm": "NBSVM",
             "transformer": "untaught Transformer"}  # the teachers a record may hold, besides
 SENTENCES_ARM = "nbsvm, sentences "  # + K: the blocks record's arms also taught K a review
 SHORT_ARMS = {"none": "untaught", "nbsvm": "taught"}  # the sentences record's names
-SHORT_TEXTS = ("validation_sentences", "validation_labelled")  # labelled as the review, as texts
 
 
 def sentences_kept(versus: dict) -> bool:
@@ -79,40 +74,18 @@ def sentence_arms(arms) -> list[str]:
     return sorted((arm for arm in arms if per_review(arm)), key=per_review)
 
 
-T = TypeVar("T")
-
-
-class TaughtRecordError(ValueError):
-    """The taught-classifier record is missing, or not of the shape its script writes."""
-
-
-def read_taught_record(path: Path | None = None, default: Path = RECORD) -> dict:
-    """The record (by default the repository's `default`), every run's accuracies checked
-    to be numbers from 0 to 1 and NBSVM's teaching summarised; a TaughtRecordError naming
-    the file otherwise."""
-    source = path if path is not None else book_root() / default
-    try:
-        record = json.loads(source.read_text())
-        arms = {**record["runs"], **({"none": record["untaught"]}
-                                     if "untaught" in record else {})}
-        for teacher, runs in arms.items():
-            if teacher not in TEACHERS and per_review(teacher) is None:
-                raise TaughtRecordError(f"{source}: no teacher is called {teacher!r}")
-            for seed, run in runs.items():
-                values = (run["validation"], run["test"]["accuracy"])
-                if not all(isinstance(v, (int, float)) and 0 <= v <= 1 for v in values):
-                    raise TaughtRecordError(f"{source}: runs.{teacher}.{seed} is not a run "
-                                            "with accuracies from 0 to 1")
-        if len(record["taught"]["nbsvm"]["per_seed"]) < 2:
-            raise TaughtRecordError(f"{source}: NBSVM's teaching has fewer than two seeds")
-    except FileNotFoundError:
-        raise TaughtRecordError(f"{source} does not exist: write it with "
-                                "tools/records/ch11_taught_record.py") from None
-    except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as err:
-        raise TaughtRecordError(f"{source} is not the record "
-                                "tools/records/ch11_taught_record.py writes "
-                                f"({type(err).__name__}: {err})") from None
-    return record
+def read_taught_record(path: Path | None = None, record: Record = IMDB_TAUGHT) -> dict:
+    """`record` (by default the book's `imdb_taught.json`), every run's accuracies checked to
+    be numbers from 0 to 1, every arm's teacher known and NBSVM's teaching over two seeds or
+    more; a RecordError naming the file otherwise."""
+    data = record.read(path)
+    source = record.locate(path)
+    for teacher in data["runs"]:
+        if teacher not in TEACHERS and per_review(teacher) is None:
+            raise RecordError(f"{source}: no teacher is called {teacher!r}")
+    if len(data["taught"]["nbsvm"]["per_seed"]) < 2:
+        raise RecordError(f"{source}: NBSVM's teaching has fewer than two seeds")
+    return data
 
 
 def taught_table(path: Path | None = None, blocks: Path | None = None,
@@ -128,7 +101,7 @@ def taught_table(path: Path | None = None, blocks: Path | None = None,
     short_runs = read_sentences_record(short)["runs"]
     rows = []
     for slice_name, record in (("random", read_taught_record(path)),
-                               ("blocks", read_taught_record(blocks, BLOCKS_RECORD))):
+                               ("blocks", read_taught_record(blocks, IMDB_TAUGHT_BLOCKS))):
         arms = {**({"none": record["untaught"]} if "untaught" in record else {}),
                 **{teacher: record["runs"][teacher] for teacher in
                    ("nbsvm", *sentence_arms(record["runs"])) if teacher in record["runs"]}}
@@ -206,13 +179,13 @@ def shared_words_figures(path: Path | None = None) -> dict[str, str]:
     missing or of another shape.
 
     Described in chapter 11, "Learning from unlabelled reviews"."""
-    source = path if path is not None else book_root() / SHARED_WORDS
-    shares, rare, neighbours = tool_record(
-        source, "ch11_shared_words.py", lambda record: (
-            {seed: (split["reviews"]["validation"]["fit"], split["blocks"]["validation"]["fit"],
-                    split["reviews"]["test"]["fit"]) for seed, split in record["seeds"].items()},
-            record["rare"]["reviews_using_it"],
-            {key: record["neighbours_sharing_a_rare_word"][key] for key in ("next", "random")}))
+    source = IMDB_SHARED_WORDS.locate(path)
+    record = IMDB_SHARED_WORDS.read(path)
+    shares = {seed: tuple(IMDB_SHARED_WORDS.field(split, key, source) for key in (
+        "reviews.validation.fit", "blocks.validation.fit", "reviews.test.fit"))
+        for seed, split in record["seeds"].items()}
+    rare = record["rare"]["reviews_using_it"]
+    neighbours = record["neighbours_sharing_a_rare_word"]
     next_review, random_review = neighbours["next"], neighbours["random"]
     if (not shares or next_review <= random_review
             or any(not reviews > blocks > test for reviews, blocks, test in shares.values())):
@@ -245,7 +218,7 @@ def blocks_figures(path: Path | None = None) -> dict[str, str]:
     test interval above bag of words and below NBSVM; every run within 60 minutes.
 
     Described in chapter 11, "Learning from unlabelled reviews"."""
-    record = read_taught_record(path, BLOCKS_RECORD)
+    record = read_taught_record(path, IMDB_TAUGHT_BLOCKS)
     try:
         taught, best = record["taught"]["nbsvm"], record["best_transformer_test_accuracy"]
         versus = taught["against_whole_review"]
@@ -279,36 +252,10 @@ def blocks_figures(path: Path | None = None) -> dict[str, str]:
 
 
 
-def tool_record(source: Path, tool: str, read: Callable[[dict], T]) -> T:
-    """`read(record)` of the JSON record at `source` that `tools/records/<tool>` writes: what
-    the page needs of it; a ValueError naming the file where it is missing or `read` finds
-    it of another shape."""
-    try:
-        return read(json.loads(source.read_text()))
-    except FileNotFoundError:
-        raise ValueError(f"{source} does not exist: write it with "
-                         f"tools/records/{tool}") from None
-    except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as err:
-        raise ValueError(f"{source} is not the record tools/records/{tool} "
-                         f"writes ({type(err).__name__}: {err})") from None
-
-
 def read_sentences_record(path: Path | None = None) -> dict:
     """`imdb_sentences.json` (`tools/records/ch11_sentences.py`), its accuracies checked to be
-    numbers from 0 to 1; a ValueError naming the file otherwise."""
-    source = path if path is not None else book_root() / SENTENCES_RECORD
-
-    def with_accuracies(record: dict) -> tuple[dict, list]:
-        record["served"]["arm"], record["differences"].items()  # or KeyError
-        return record, [run[key] for runs in record["runs"].values() for run in runs.values()
-                        for key in ("validation", *SHORT_TEXTS)] + [
-            scored[key] for seeds in record["counting"].values() for scored in seeds.values()
-            for key in SHORT_TEXTS]
-
-    record, values = tool_record(source, "ch11_sentences.py", with_accuracies)
-    if not values or not all(isinstance(v, float) and 0 <= v <= 1 for v in values):
-        raise ValueError(f"{source}: an accuracy that is not a number from 0 to 1")
-    return record
+    numbers from 0 to 1 (`IMDB_SENTENCES`); a RecordError naming the file otherwise."""
+    return IMDB_SENTENCES.read(path)
 
 
 def sentences_figures(kept: int, path: Path | None = None,
@@ -332,7 +279,7 @@ def sentences_figures(kept: int, path: Path | None = None,
 
     Described in chapter 11, "Learning from unlabelled reviews"."""
     short = read_sentences_record(path)
-    record = read_taught_record(blocks, BLOCKS_RECORD)
+    record = read_taught_record(blocks, IMDB_TAUGHT_BLOCKS)
     figures, claims, before = {}, {}, "taught"
     try:
         for arm in sentence_arms(record["runs"]):

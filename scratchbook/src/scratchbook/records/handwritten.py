@@ -14,16 +14,16 @@ models than the three the script scores, and recomputing the scores (the script 
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 from IPython.display import Markdown
 
 from scratchformer.measure.statistics import interval_text, paired_difference
-from scratchformer.records.pages import book_root, markdown_table
+from scratchbook.pages import markdown_table
+from scratchbook.record import RecordError
+from scratchbook.records import HANDWRITTEN_REVIEWS
 
-RECORD = "handwritten_reviews.json"
 MODELS = ("transformer", "bag_of_words", "nbsvm")
 REVIEW_KINDS = ("plain", "negation", "contrast", "expectation", "short")
 PAIR_KINDS = ("negation", "contrast", "expectation", "comparison")
@@ -31,16 +31,16 @@ OUTCOMES = ("ordered", "tied", "reversed", "pairs")
 
 
 def require(found: bool, problem: str, path: Path) -> None:
-    """Raise a ValueError naming the record and what is wrong with it unless `found`."""
+    """Raise a RecordError naming the record and what is wrong with it unless `found`."""
     if not found:
-        raise ValueError(f"{path}: {problem}; rewrite it with "
+        raise RecordError(f"{path}: {problem}; rewrite it with "
                          "`python tools/records/ch11_handwritten.py`")
 
 
 def check_record(record: object, path: Path) -> dict:
     """`record` if it has the shape the tables read: the three models, their accuracy
     overall and per kind of review, their pair counts overall and per kind of pair, and the
-    scored reviews and pairs; a ValueError naming the first missing piece otherwise."""
+    scored reviews and pairs; a RecordError naming the first missing piece otherwise."""
     require(isinstance(record, dict), "not a JSON object", path)
     for key in ("command", "models", "reviews", "accuracy", "pairs", "pairs_ordered"):
         require(key in record, f"no {key!r}", path)
@@ -70,16 +70,8 @@ def check_record(record: object, path: Path) -> dict:
 
 
 def read_handwritten(path: Path | None = None) -> dict:
-    """The record (by default `book/results/handwritten_reviews.json`), read and checked."""
-    path = path or book_root() / "book" / "results" / RECORD
-    if not path.is_file():
-        raise FileNotFoundError(f"no record at {path}: write it with "
-                                "`python tools/records/ch11_handwritten.py`")
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{path} is not JSON ({err})") from None
-    return check_record(record, path)
+    """The record (by default the book's `handwritten_reviews.json`), read and checked."""
+    return check_record(HANDWRITTEN_REVIEWS.read(path), HANDWRITTEN_REVIEWS.locate(path))
 
 
 def share(right: int, total: int) -> str:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from scratchbook.record import book_root
 from scratchformer.runs.folders import command_record, reader_command, reader_path
 
-ROOT = Path(__file__).resolve().parents[2]
 RUN_OPTIONS = ("--run", "--gpt", "--work", "--selection", "--partial")  # the tools' run folders
 
 
@@ -37,8 +37,8 @@ def validation_held_out(words: list[str]) -> str:
 def shown_path(path: Path) -> str:
     """A file a record names, as it shows it: relative to the repository's root if inside it,
     else resolved."""
-    path = path.resolve()
-    return str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
+    path, root = path.resolve(), book_root()
+    return str(path.relative_to(root) if path.is_relative_to(root) else path)
 
 
 def tool_command(script: str, argv: list[str], record: str | None = None) -> dict[str, str]:
@@ -46,8 +46,8 @@ def tool_command(script: str, argv: list[str], record: str | None = None) -> dic
     one of `argv`, not a default) is shown relative to the repository's root if it lies inside
     it, and the folders given to `RUN_OPTIONS` as `reader_path` shows a run's folder."""
     words = ["python", f"tools/records/{script}", *argv]
-    if record is not None and record in words and Path(record).resolve().is_relative_to(ROOT):
-        words[words.index(record)] = str(Path(record).resolve().relative_to(ROOT))
+    if record is not None and record in words:
+        words[words.index(record)] = shown_path(Path(record))
     shown, option = [], ""
     for word in words:
         if word.startswith("-"):

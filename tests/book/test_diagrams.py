@@ -1,4 +1,4 @@
-"""The book's drawings (scratchformer.diagrams): the map each chapter opens with, and shape diagrams."""
+"""The book's drawings (scratchbook.diagrams): the map each chapter opens with, and shape diagrams."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from scratchformer.diagrams import (EXAMPLE_IDS, STEPS, Grid, pipeline_map, shape_diagram)  # noqa: E402
+from scratchbook.diagrams import (EXAMPLE_IDS, STEPS, Grid, pipeline_map, shape_diagram)  # noqa: E402
 from scratchformer.tokenize.gpt2_files import gpt2_encoding  # noqa: E402
 
 
@@ -47,7 +47,7 @@ def test_a_saved_figure_records_its_smallest_label_and_its_width() -> None:
     from matplotlib.figure import Figure
     from PIL import Image
 
-    from scratchformer.diagrams import label_record, record_labels
+    from scratchbook.diagrams import label_record, record_labels
 
     fig = Figure(figsize=(5, 3), dpi=100)
     FigureCanvasAgg(fig)  # what pyplot gives a figure before calling the hooks
@@ -70,7 +70,7 @@ def test_a_figure_without_the_hook_carries_no_record() -> None:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    from scratchformer.diagrams import label_record
+    from scratchbook.diagrams import label_record
 
     fig = Figure(figsize=(2, 2))
     FigureCanvasAgg(fig)
@@ -79,7 +79,7 @@ def test_a_figure_without_the_hook_carries_no_record() -> None:
 
 
 def test_the_diagrams_record_their_smallest_label() -> None:
-    from scratchformer.diagrams import SHAPE_PT, label_record
+    from scratchbook.diagrams import SHAPE_PT, label_record
 
     map_record = label_record(pipeline_map("tokens", "chapter 1: tokenization").data.encode())
     assert map_record["smallest_pt"] == 9.5 and map_record["width_pt"] > 400
@@ -94,5 +94,5 @@ def test_the_chapters_figures_use_the_books_style() -> None:
     from conftest import ROOT
 
     style = rc_params_from_file(ROOT / "book" / "matplotlibrc", use_default_template=False)
-    assert "scratchformer.diagrams:record_labels" in style["figure.hooks"]
+    assert "scratchbook.diagrams:record_labels" in style["figure.hooks"]
     assert style["font.size"] >= 11

@@ -12,49 +12,29 @@ own per-seed numbers.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from IPython.display import Markdown
 
 from scratchformer.measure.statistics import interval_text, paired_difference
-from scratchformer.records.pages import book_root, markdown_table
+from scratchbook.pages import markdown_table
+from scratchbook.record import RecordError
+from scratchbook.records import IMDB_WHOLE_REVIEW, WHOLE_REVIEW_CANDIDATES
 
-RECORD = Path("book") / "results" / "imdb_whole_review.json"
-CANDIDATES = ("254 tokens", "510 tokens", "whole review")  # the table's rows, in order
+CANDIDATES = WHOLE_REVIEW_CANDIDATES  # the table's rows, in order
 READS = {"254 tokens": "head+tail, 254 tokens", "510 tokens": "head+tail, 510 tokens",
          "whole review": "every token, windows of 254"}  # the table's first column
 
 
-class WholeReviewRecordError(ValueError):
-    """The whole-review record is missing, or not of the shape its script writes."""
-
-
 def read_whole_review_record(path: Path | None = None) -> dict:
-    """The record (by default the repository's), with every candidate's per-seed accuracies
-    checked to be numbers from 0 to 1; a WholeReviewRecordError naming the file otherwise."""
-    source = path if path is not None else book_root() / RECORD
-    try:
-        record = json.loads(source.read_text())
-        table = record["candidates"]
-        best = record["best_transformer_test_accuracy"]
-        for name in CANDIDATES:
-            for split in ("validation", "test"):
-                values = list(table[name][split].values())
-                if not values or not all(isinstance(v, (int, float)) and 0 <= v <= 1
-                                         for v in values):
-                    raise WholeReviewRecordError(f"{source}: candidates.{name}.{split} holds "
-                                                 "no accuracies from 0 to 1")
-        if best["model"] not in CANDIDATES or len(best["per_seed"]) < 2:
-            raise WholeReviewRecordError(f"{source}: best_transformer_test_accuracy names "
-                                         "no candidate with two seeds or more")
-    except FileNotFoundError:
-        raise WholeReviewRecordError(f"{source} does not exist: write it with "
-                                     "tools/records/ch11_whole_review.py") from None
-    except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as err:
-        raise WholeReviewRecordError(f"{source} is not the record "
-                                     "tools/records/ch11_whole_review.py writes "
-                                     f"({type(err).__name__}: {err})") from None
+    """The record (by default the book's), every candidate's per-seed accuracies checked to be
+    numbers from 0 to 1 (`IMDB_WHOLE_REVIEW`) and its best model one of them with two seeds or
+    more; a RecordError naming the file otherwise."""
+    record = IMDB_WHOLE_REVIEW.read(path)
+    best = record["best_transformer_test_accuracy"]
+    if best["model"] not in CANDIDATES or len(best["per_seed"]) < 2:
+        raise RecordError(f"{IMDB_WHOLE_REVIEW.locate(path)}: best_transformer_test_accuracy "
+                          "names no candidate with two seeds or more")
     return record
 
 

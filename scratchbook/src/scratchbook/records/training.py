@@ -3,8 +3,7 @@ the ensemble and the calibration, each read from `book/results/`, checked agains
 chapter's prose says of it, and laid out as the table or figure the chapter shows.
 
 Each function reads one record (or takes one already read), glues the numbers the prose quotes
-(`glue_md`), and raises `ValueError` naming the claim when a record no longer supports it. Also
-the stand-in reviews a page uses when no copy of IMDB can be reached.
+(`glue_md`), and raises `ValueError` naming the claim when a record no longer supports it.
 
 Written by hand, not exported: the chapter's argument needs these tables and figures, not the
 code that reads a record and lays it out. What this module deliberately does not handle: making
@@ -15,7 +14,6 @@ and pages built outside the repository.
 from __future__ import annotations
 
 import json
-import random
 from collections.abc import Callable
 from pathlib import Path
 from statistics import mean, stdev
@@ -26,20 +24,12 @@ import torch
 from IPython.display import Markdown
 
 from scratchformer.data.framing import CLS_ID, PAD_ID, SEP_ID, encode_review, review_encoding
-from scratchformer.data.imdb import ReviewSplit, book_reviews
 from scratchformer.measure.statistics import interval_text, paired_difference
-from scratchformer.records.pages import glue_md, markdown_table, read_record
-from scratchformer.records.taught import TAUGHT_MODEL
+from scratchbook.pages import glue_md, markdown_table
+from scratchbook.records import IMDB_TAUGHT_BLOCKS, WEB_CLASSIFIER_PRECISION
+from scratchbook.records.taught import TAUGHT_MODEL
 from scratchformer.runs.hardware import busy_note, recorded_load
 
-POSITIVE = ["a brilliant film", "I loved every minute", "superb acting", "truly moving",
-            "highly recommended"]
-NEGATIVE = ["a waste of time", "I hated it", "dreadful acting", "painfully boring",
-            "avoid this one"]
-FILLER = ["the plot follows a family", "the camera work is", "we watched it on a Sunday",
-          "the soundtrack", "the second half", "the director's earlier work",
-          "as the credits rolled", "my friend said"]
-REAL_DATA = "the real IMDB reviews"
 PAPER_NBSVM_ACCURACY = 0.912  # Wang and Manning (2012), table 3: NBSVM-bi on IMDB
 
 
@@ -49,38 +39,6 @@ def holds(condition: bool, claim: str) -> None:
     Described in chapter 11 (every claim its prose makes of a record is checked here)."""
     if not condition:
         raise ValueError(f"the record no longer supports the prose: {claim}")
-
-
-def stand_in_reviews(count: int, seed: int) -> ReviewSplit:
-    """Synthetic, clearly-not-IMDB reviews: sentiment phrases in neutral filler, some
-    very long.
-
-    Described in chapter 11, section "Loading"."""
-    rng = random.Random(seed)
-    texts, labels = [], []
-    for i in range(count):
-        label = i % 2
-        phrases = POSITIVE if label else NEGATIVE
-        sentences = [rng.choice(FILLER)
-                     + (" " + rng.choice(phrases) if rng.random() < 0.3 else "")
-                     + "." for _ in range(rng.choice([3, 8, 20, 60]))]
-        paragraphs = [" ".join(sentences[j : j + 4]) for j in range(0, len(sentences), 4)]
-        texts.append("<br /><br />".join(paragraphs))
-        labels.append(label)
-    return ReviewSplit(texts, labels, "stand-in")
-
-
-def page_reviews() -> tuple[dict[str, ReviewSplit], str]:
-    """The reviews a page runs on, and what they are: IMDB when `book_reviews` reaches a
-    copy, else a generated stand-in of 4,000 training and 2,000 test reviews.
-
-    Described in chapter 11, section "Loading"."""
-    data = book_reviews()
-    if data is not None:
-        return data, REAL_DATA
-    data = {"train": stand_in_reviews(4000, seed=1), "test": stand_in_reviews(2000, seed=2)}
-    return data, ("a generated STAND-IN (no IMDB copy was found); its numbers say nothing "
-                  "about IMDB")
 
 
 def review_lengths_figure(lengths: np.ndarray, data_kind: str) -> None:
@@ -291,8 +249,8 @@ def check_web_model(root: Path) -> None:
 
     Described in chapter 11, section "Try it"."""
     results = root / "book" / "results"
-    precision = read_record(results, "web_classifier_precision.json")
-    blocks = read_record(results, "imdb_taught_blocks.json")
+    precision = WEB_CLASSIFIER_PRECISION.read(results)
+    blocks = IMDB_TAUGHT_BLOCKS.read(results)
     best = blocks["best_transformer_test_accuracy"]
     holds(best["model"].startswith(TAUGHT_MODEL),
           "the served model's kind is the one chosen on validation")

@@ -1,7 +1,7 @@
 """What chapter 12's page shows of its recorded runs: the full CPU run and its curve, the
 held-out scores next to counting models, the n-gram orders, the recorded samples, the
-key/value cache's timings, and the reviews written on request; plus the stand-in text the page
-reads when no IMDB copy can be reached, and its figure of the chapter's path.
+key/value cache's timings, and the reviews written on request; and its figure of the chapter's
+path (the stand-in text the page reads without IMDB is `scratchbook.stand_in`'s).
 
 Written by hand, not exported. Each function reads a record from `book/results/`, checks what
 the prose says of it, glues the numbers the prose quotes, and returns the table (Markdown) the
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import math
-import random
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -24,7 +23,10 @@ from myst_nb import glue
 
 from scratchformer.data.imdb import ReviewSplit
 from scratchformer.measure.statistics import interval_text, paired_difference
-from scratchformer.records.pages import Code, escaped_table, glue_md, read_record
+from scratchbook.pages import Code, escaped_table, glue_md
+from scratchbook.records import (GPT_CPU, GPT_CPU_3000_STEPS, GPT_CPU_SENTIMENT,
+                                 GPT_CPU_SENTIMENT_TOKEN, GPT_KV_CACHE, GPT_NGRAMS, GPT_REVIEWS,
+                                 GPT_SAMPLING, IMDB_CPU)
 from scratchformer.runs.hardware import busy_note
 
 SAMPLING_RULES = ["greedy", "temperature", "top_k", "top_p"]  # the files' names, in order
@@ -57,43 +59,11 @@ def draw_chapter_path() -> None:
     ax.axis("off")
 
 
-def stand_in_reviews(count: int, seed: int) -> list[str]:
-    """Generated review-like text, used only when IMDB cannot be reached.
-
-    Described in chapter 12, section "Unlabelled reviews"."""
-    rng = random.Random(seed)
-    openings = ["This movie", "The film", "The plot", "The acting", "The ending"]
-    verbs = ["was", "is", "felt", "seemed"]
-    verdicts = ["wonderful", "boring", "brilliant", "predictable", "moving", "terrible",
-                "a waste of time", "worth watching twice", "painfully slow", "great fun"]
-    asides = ["I watched it with my family.", "The music is by a famous composer.",
-              "It is based on a novel.", "We saw it on a rainy Sunday.<br /><br />"]
-    texts = []
-    for _ in range(count):
-        sentences = [f"{rng.choice(openings)} {rng.choice(verbs)} {rng.choice(verdicts)}."
-                     for _ in range(rng.randint(3, 9))]
-        sentences.insert(rng.randrange(len(sentences)), rng.choice(asides))
-        texts.append(" ".join(sentences) + f" {rng.randint(1, 10)}/10")
-    return texts
-
-
-def stand_in_splits() -> tuple[ReviewSplit, list[str], ReviewSplit]:
-    """Training, unlabelled and test stand-in reviews, some repeated across them as in IMDB.
-
-    Described in chapter 12, section "Unlabelled reviews"."""
-    texts = stand_in_reviews(6_000, seed=0)
-    train_split = ReviewSplit(texts[:2_000], [i % 2 for i in range(2_000)], "stand-in")
-    unlabeled = texts[2_000:5_000] + texts[:50]  # some repeat training reviews
-    test_split = ReviewSplit(texts[5_000:] + unlabeled[:20],  # and some the test reviews
-                             [i % 2 for i in range(1_020)])
-    return train_split, unlabeled, test_split
-
-
 def full_cpu_run(results: Path) -> dict:
     """The full CPU run's record (`gpt_cpu.json`), its command printed and its numbers glued.
 
     Described in chapter 12, section "The full CPU run"."""
-    cpu_run = read_record(results, "gpt_cpu.json")
+    cpu_run = GPT_CPU.read(results)
     seconds = cpu_run["seconds"]
     history = cpu_run["history"]
     print(cpu_run["command"])
@@ -154,7 +124,7 @@ def heldout_table(results: Path) -> Markdown:
     """The full run's held-out bits per byte beside the counting models', numbers glued.
 
     Described in chapter 12, section "Four models, one text"."""
-    cpu_run = read_record(results, "gpt_cpu.json")
+    cpu_run = GPT_CPU.read(results)
     heldout = cpu_run["heldout"]
     scores = heldout["bits_per_byte"]
     ngram_names = [name for name in scores if "GPT" not in name]  # counted from all the text
@@ -179,7 +149,7 @@ def heldout_table(results: Path) -> Markdown:
     glue_md("same_data_bpb", f"{scores[same_data]:.3f}")
     glue_md("read_tokens", f"{heldout['read_tokens']:,}")
     glue_md("gpt_unigram_gain", f"{scores[ngram_names[0]] - scores['GPT']:.2f}")
-    shorter_run = read_record(results, "gpt_cpu_3000_steps.json")
+    shorter_run = GPT_CPU_3000_STEPS.read(results)
     shorter_bpb = shorter_run["heldout"]["bits_per_byte"]
     glue_md("shorter_steps", f"{shorter_run['train_config']['steps']:,}")
     glue_md("shorter_gpt_bpb", f"{shorter_bpb['GPT']:.3f}")
@@ -195,9 +165,9 @@ def ngram_orders_table(results: Path) -> Markdown:
     """Bits per byte of Kneser-Ney orders 2 to 4 and the full run's GPT, with 95% intervals.
 
     Described in chapter 12, section "Longer contexts"."""
-    ngram_record = read_record(results, "gpt_ngrams.json")
+    ngram_record = GPT_NGRAMS.read(results)
     full_ngrams = ngram_record["runs"]["gpt_cpu"]["models"]
-    scores = read_record(results, "gpt_cpu.json")["heldout"]["bits_per_byte"]
+    scores = GPT_CPU.read(results)["heldout"]["bits_per_byte"]
     assert abs(full_ngrams["Kneser-Ney 2-gram"]["bits_per_byte"]
                - scores["Kneser-Ney bigram"]) < 1e-9, "the record rebuilt the page's bigram"
     print(ngram_record["command"])
@@ -227,7 +197,7 @@ def paired_ngram_table(results: Path) -> Markdown:
     """Each run's GPT minus each n-gram, bits per byte, with the paired difference's interval.
 
     Described in chapter 12, section "Longer contexts"."""
-    ngram_record = read_record(results, "gpt_ngrams.json")
+    ngram_record = GPT_NGRAMS.read(results)
     paired_rows = []
     for name in ("gpt_cpu", "gpt_s0", "gpt_s1"):
         gpt = ngram_record["runs"][name]["models"]["GPT"]
@@ -242,8 +212,7 @@ def recorded_sampling(results: Path) -> dict[str, dict]:
     """The full run's recorded answers, one per decoding rule (`gpt_cpu_sampling/`).
 
     Described in chapter 12, section "From logits to a token"."""
-    return {path.stem: json.loads(path.read_text())
-            for path in sorted((results / "gpt_cpu_sampling").glob("*.json"))}
+    return {rule: record.read(results) for rule, record in GPT_SAMPLING.items()}
 
 
 def first_step_table(results: Path, prompt_text: str) -> Markdown:
@@ -285,7 +254,7 @@ def kv_cache_timing(results: Path) -> Markdown:
     """The recorded timings of generation with and without the cache, numbers glued.
 
     Described in chapter 12, section "Same tokens, less work"."""
-    kv = read_record(results, "gpt_kv_cache.json")
+    kv = GPT_KV_CACHE.read(results)
     print(kv["command"])
     print(kv["header"] + busy_note(kv))
     kv_rows = {row["new_tokens"]: row for row in kv["rows"]}
@@ -321,8 +290,7 @@ def requested_reviews(results: Path) -> dict[tuple[str, ...], dict]:
     """The reviews written on request, keyed by (model, sentiment) (`gpt_cpu_reviews/`).
 
     Described in chapter 12, section "Reviews on demand"."""
-    return {tuple(path.stem.split("_")): json.loads(path.read_text())
-            for path in sorted((results / "gpt_cpu_reviews").glob("*.json"))}
+    return {key: record.read(results) for key, record in GPT_REVIEWS.items()}
 
 
 def reviews_on_demand(results: Path) -> Markdown:
@@ -363,8 +331,8 @@ def reviews_on_demand(results: Path) -> Markdown:
     hint = largest["mean"] / largest["standard_error"] > 1.5
     glue_md("judged_hint", f"; the larger, {100 * largest['mean']:+.1f} points, is a hint "
             "that 200 pairs cannot confirm" if hint else "")
-    tuned_run = read_record(results, "gpt_cpu_sentiment.json")
-    cpu_run = read_record(results, "gpt_cpu.json")
+    tuned_run = GPT_CPU_SENTIMENT.read(results)
+    cpu_run = GPT_CPU.read(results)
     glue_md("tuned_minutes", f"{tuned_run['seconds']['total'] / 60:.1f}")
     run_data = cpu_run["data"]
     glue_md("labelled_share",
@@ -374,7 +342,7 @@ def reviews_on_demand(results: Path) -> Markdown:
     nats_per_review = cpu_run["validation_loss"] * review_tokens
     glue_md("review_tokens", f"{review_tokens:.0f}")
     glue_md("bits_per_review", f"{nats_per_review / math.log(2):,.0f}")
-    judge_accuracy = read_record(results, "imdb_cpu.json")["test"]["accuracy"]
+    judge_accuracy = IMDB_CPU.read(results)["test"]["accuracy"]
     glue_md("judge_accuracy", f"{100 * judge_accuracy:.0f}%")
     return escaped_table(["model", "classifier agrees with the request", "identical pairs",
                           "judged positive", "asked positive minus asked negative, points "
@@ -386,7 +354,7 @@ def sentiment_token_test(results: Path, root: Path) -> None:
     from `gpt_cpu_sentiment_token.json`: its command and result printed, numbers glued.
 
     Described in chapter 12, section "Reviews on demand"."""
-    token_record = read_record(results, "gpt_cpu_sentiment_token.json")
+    token_record = GPT_CPU_SENTIMENT_TOKEN.read(results)
     print(token_record["command"])
     served_manifest = root / "_static" / "models" / "gpt" / "manifest.json"
     if served_manifest.is_file():  # the model scored is the one the page's box serves
@@ -413,7 +381,7 @@ def web_model_note(results: Path, root: Path) -> None:
     """Glue what the page says of the model its box serves, checked against the record.
 
     Described in chapter 12, section "Try it"."""
-    cpu_run = read_record(results, "gpt_cpu.json")
+    cpu_run = GPT_CPU.read(results)
     served_path = root / "_static" / "models" / "gpt" / "manifest.json"
     if served_path.is_file():
         served = json.loads(served_path.read_text())

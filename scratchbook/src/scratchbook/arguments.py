@@ -4,7 +4,7 @@ A bad value is refused by argparse itself (exit status 2, one line `prog: error:
 --x: ...`), before the script imports torch or does any work, and before it writes anything:
 counts must be positive, a record's file must be writable where it is asked for, a run's
 folder must hold a run of the kind the script reads. `benchmarks/script_arguments.py` is a
-link to this file, so the two folders' scripts import the same module as a sibling.
+part of the book's own package, so the two folders' scripts import the same module.
 
     parser.add_argument("--rounds", type=positive_int, default=10)
     parser.add_argument("--json", type=output_file)
@@ -26,24 +26,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
-from scratchformer.cli.args import positive_int, seed_int  # the package's commands' own
+from scratchbook.record import RESULTS, Record
+from scratchformer.cli.args import non_negative_int, positive_int, seed_int  # the commands' own
 
 __all__ = ["checkpoint", "device", "existing_file", "existing_folder", "non_negative_int",
            "output_file", "output_file_in_new_folder", "positive_float", "positive_int",
            "pretrain_objective", "refuse", "run_folder", "seed_int"]
 
 RUN_KINDS = ("train-imdb", "train-gpt", "pretrain")
-
-
-def non_negative_int(text: str) -> int:
-    """An argparse type: an integer of at least 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
-    return value
 
 
 def positive_float(text: str) -> float:
@@ -105,21 +95,20 @@ def output_file(text: str) -> Path:
     return path
 
 
-def record_argument(parser: argparse.ArgumentParser, default: Path) -> None:
-    """`--record`, the JSON file a record script writes: `default` (a path under the
-    repository) when not given, checked by `default_record` after parsing."""
-    root = Path(__file__).resolve().parents[2]
+def record_argument(parser: argparse.ArgumentParser, default: Record) -> None:
+    """`--record`, the JSON file a record script writes: the book's file of `default` when not
+    given, checked by `default_record` after parsing."""
     parser.add_argument("--record", type=output_file, default=None,
-                        help=f"JSON file to write (default: {default.relative_to(root)})")
+                        help=f"JSON file to write (default: {RESULTS / default.name})")
 
 
-def default_record(parser: argparse.ArgumentParser, record: Path | None, default: Path) -> Path:
-    """`--record` as given, or `default` checked as `output_file` checks a given one (an error
-    names `--record`, as argparse would)."""
+def default_record(parser: argparse.ArgumentParser, record: Path | None, default: Record) -> Path:
+    """`--record` as given, or the book's file of `default` checked as `output_file` checks a
+    given one (an error names `--record`, as argparse would)."""
     if record is not None:
         return record
     try:
-        return output_file(str(default))
+        return output_file(str(default.path))
     except argparse.ArgumentTypeError as err:
         parser.error(f"argument --record: {err}")
 

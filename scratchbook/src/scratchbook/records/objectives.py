@@ -3,7 +3,7 @@
 and laid out as the table and the readings the section "Three objectives on equal terms"
 quotes.
 
-Written by hand, not exported. Like `scratchformer.records.pretraining`, it recomputes
+Written by hand, not exported. Like `scratchbook.records.pretraining`, it recomputes
 what the prose reads (every gain and difference, from the tested runs) and refuses a
 record that no longer says it. It does not handle records of other shapes, nor fewer
 than two seeds an arm (no interval).
@@ -17,10 +17,10 @@ from statistics import fmean
 from IPython.display import Markdown
 
 from scratchformer.measure.statistics import paired_difference
-from scratchformer.records.pages import escaped_table, read_record
-from scratchformer.records.pretraining import Shown, _check, gain_text
+from scratchbook.pages import escaped_table
+from scratchbook.records import PRETRAIN_OBJECTIVES_CPU
+from scratchbook.records.pretraining import Shown, _check, gain_text
 
-RECORD = "pretrain_objectives_cpu.json"
 NAMES = {"scratch": "none (from scratch)", "mlm": "masked LM", "electra": "ELECTRA",
          "next-token": "next token"}
 PROSE = {"mlm": "the masked language model", "electra": "ELECTRA",
@@ -39,7 +39,7 @@ def objectives_table(results: Path) -> Shown:
     scratch, seed by seed, with its 95% interval; and the reading, checked.
 
     Described in chapter 13, "Three objectives on equal terms"."""
-    record = read_record(results, RECORD)
+    record = PRETRAIN_OBJECTIVES_CPU.read(results)
     objectives = [arm for arm in NAMES if arm != "scratch"]
 
     def points(arm: str) -> list[float]:
@@ -101,7 +101,7 @@ def objective_commands(results: Path) -> list[str]:
 
     Described in the appendix "Running it for real", section "How chapter 13's numbers
     were made"."""
-    record = read_record(results, RECORD)
+    record = PRETRAIN_OBJECTIVES_CPU.read(results)
     seed = str(record["seeds"][0])
     return [record["pretraining"][o][seed]["command"] for o in NAMES if o != "scratch"] + [
         record["selection"]["mlm"][0]["command"], record["tested"]["mlm"][1]["command"],
@@ -114,7 +114,7 @@ def objective_runs(results: Path) -> Markdown:
 
     Described in the appendix "Running it for real", section "How chapter 13's numbers
     were made"."""
-    record = read_record(results, RECORD)
+    record = PRETRAIN_OBJECTIVES_CPU.read(results)
     rates = sorted({run["lr"] for runs in record["selection"].values() for run in runs})
     rows = [[NAMES[arm], *(next((f"{100 * r['validation_accuracy']:.2f}"
                                  for r in record["selection"][arm] if r["lr"] == lr), "")

@@ -10,75 +10,24 @@ inputs or models than these, and does not recompute anything: the gaps are the r
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from IPython.display import Markdown
 
 from scratchformer.measure.statistics import interval_text, paired_difference
-from scratchformer.records.pages import book_root, markdown_table
+from scratchbook.pages import markdown_table
+from scratchbook.records import GAP_INPUTS, GAP_TRANSFORMER_INPUTS, IMDB_GAP
 
-RECORD = Path("book") / "results" / "imdb_gap.json"
-INPUTS = ("254 tokens", "510 tokens", "whole review")  # the table's rows, in order
-TRANSFORMER_INPUTS = ("254 tokens", "510 tokens")  # no Transformer reads whole reviews
+INPUTS = GAP_INPUTS  # the table's rows, in order
+TRANSFORMER_INPUTS = GAP_TRANSFORMER_INPUTS  # no Transformer reads whole reviews
 MODELS = ("bag_of_words", "nbsvm")
 
 
-class GapRecordError(ValueError):
-    """The gap record is missing, or not of the shape `tools/records/ch11_gap.py` writes."""
-
-
-def _field(record: dict, path: tuple[str, ...], source: Path) -> object:
-    """`record[path[0]][path[1]]...`, or a GapRecordError naming the missing key and the file."""
-    value: object = record
-    for depth, key in enumerate(path):
-        if not isinstance(value, dict) or key not in value:
-            where = ".".join(path[:depth]) or "the top level"
-            raise GapRecordError(f"{source}: no {key!r} under {where}; "
-                                 "write it again with tools/records/ch11_gap.py")
-        value = value[key]
-    return value
-
-
-def _accuracy(record: dict, path: tuple[str, ...], source: Path) -> float:
-    """The fraction at `path`, checked to be a number from 0 to 1."""
-    value = _field(record, path, source)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-        raise GapRecordError(f"{source}: {'.'.join(path)} is {value!r}, "
-                             "not an accuracy from 0 to 1")
-    return float(value)
-
-
 def read_gap_record(path: Path | None = None) -> dict:
-    """The gap record (by default the repository's), with every accuracy and gap the page reads
-    checked present and numeric; a GapRecordError naming the file and the field otherwise."""
-    source = path if path is not None else book_root() / RECORD
-    try:
-        record = json.loads(source.read_text())
-    except FileNotFoundError:
-        raise GapRecordError(f"{source} does not exist: write it with "
-                             "tools/records/ch11_gap.py") from None
-    except json.JSONDecodeError as err:
-        raise GapRecordError(f"{source} is not JSON: {err}") from None
-    if not isinstance(record, dict):
-        raise GapRecordError(f"{source} holds a {type(record).__name__}, not a record")
-    for name in INPUTS:
-        for model in MODELS:
-            _accuracy(record, ("counting", name, model, "accuracy"), source)
-    for name in TRANSFORMER_INPUTS:
-        _accuracy(record, ("transformer", "inputs", name, "mean"), source)
-        gap = _field(record, ("gaps", name, "transformer_minus_bag_of_words"), source)
-        if isinstance(gap, bool) or not isinstance(gap, (int, float)) or not -1 <= gap <= 1:
-            raise GapRecordError(f"{source}: gaps.{name}.transformer_minus_bag_of_words is "
-                                 f"{gap!r}, not a difference of two accuracies")
-        seeds = _field(record, ("transformer", "inputs", name, "test_accuracy"), source)
-        if not isinstance(seeds, dict) or not seeds:
-            raise GapRecordError(f"{source}: transformer.inputs.{name}.test_accuracy names no "
-                                 "seeds")
-        for seed in seeds:
-            _accuracy(record, ("transformer", "inputs", name, "test_accuracy", seed), source)
-    _accuracy(record, ("attention_free", "mean"), source)
-    return record
+    """The gap record (by default the book's), with every accuracy and gap the page reads
+    checked present and numeric (`IMDB_GAP`); a RecordError naming the file and the field
+    otherwise."""
+    return IMDB_GAP.read(path)
 
 
 def gap_table(path: Path | None = None) -> Markdown:
@@ -122,7 +71,7 @@ def gap_figures(path: Path | None = None) -> dict[str, str]:
 
     Described in chapter 11, "Where the gap is, at equal input"."""
     record = read_gap_record(path)
-    source = path or book_root() / "book" / "results" / "imdb_gap.json"
+    source = IMDB_GAP.locate(path)
     counting, gaps = record["counting"], record["gaps"]
     tested = counting["whole review"]["bag_of_words"]["examples"]
     figures = {"gap_train_reviews": f"{record['data']['splits']['train']['reviews']:,}",

@@ -1,1 +1,0 @@
-../tools/records/script_arguments.py

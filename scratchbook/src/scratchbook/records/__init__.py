@@ -1,0 +1,160 @@
+"""The book's recorded results, each file of `book/results/` once, as a `Record` that names its
+writer and the fields its readers rely on; and, one module per chapter, the tables and figures
+the chapters draw from them.
+
+A chapter's argument needs its table or figure, not the code that reads a record, checks it and
+lays it out: that code lives in these modules, and the chapter calls it in one line. Every
+script of `tools/records/` and `benchmarks/` writes its record through the constant here.
+
+What this deliberately does not hold: run folders under `runs/` (the scripts read those), and
+`gpu_check_*.txt`, the plain log `make gpu-check` leaves, which no page reads.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from scratchbook.record import Record, results_dir
+
+TRAIN_IMDB = "scratchformer train-imdb (its results.json)"
+TRAIN_GPT = "scratchformer train-gpt (its results.json)"
+GENERATE = "scratchformer generate --json"
+WRITTEN_BY_A_LANGUAGE_MODEL = "no script: text written for the book by a language model"
+
+# Benchmarks (benchmarks/), read by chapters 1, 8, 10, 12, 13 and the running appendix.
+TOKENIZER_BENCHMARK = Record("tokenizer_benchmark.json", "benchmarks/tokenizer.py",
+                             {"command": "text", "encode_ratio": "number"})
+ATTENTION_BENCHMARK_CPU = Record("attention_benchmark_cpu.json", "benchmarks/attention.py",
+                                 {"command": "text", "rows": "list"})
+BERT_STEP_BENCHMARK_CPU = Record("bert_step_benchmark_cpu.json", "benchmarks/bert_cpu.py",
+                                 {"command": "text", "rows": "list"})
+CPU_MEMORY = Record("cpu_memory.json", "benchmarks/cpu_memory.py",
+                    {"command": "text", "summary": "mapping"}, indent=1, final_newline=False)
+GPT_KV_CACHE = Record("gpt_kv_cache.json", "benchmarks/gpt_kv_cache.py",
+                      {"command": "text", "rows": "list"})
+PRETRAINING_THROUGHPUT = Record("pretraining_throughput.json", "benchmarks/pretraining.py",
+                                {"command": "text", "rows": "list"}, indent=1,
+                                final_newline=False)
+IMDB_BASELINES = Record("imdb_baselines.json", "benchmarks/baselines.py",
+                        {"command": "text", "validation": "mapping", "test": "list"})
+
+# Chapter 11: the recorded run, its predictions, its ablations, and the experiments beside it.
+IMDB_CPU = Record("imdb_cpu.json", TRAIN_IMDB, {"command": "text", "test.accuracy": "fraction"})
+IMDB_CPU_PREDICTIONS = Record("imdb_cpu_predictions.json",
+                              "tools/records/ch11_record_predictions.py",
+                              {"command": "text", "predictions": "list"}, ascii=False)
+IMDB_CPU_ABLATIONS = Record("imdb_cpu_ablations.json", "tools/records/ch11_why_it_loses.py",
+                            {"command": "text", "runs": "mapping",
+                             "runs.*.*.test.accuracy": "fraction"},
+                            indent=None, final_newline=False, compact=True)
+GAP_INPUTS = ("254 tokens", "510 tokens", "whole review")  # inputs both counting models read
+GAP_TRANSFORMER_INPUTS = ("254 tokens", "510 tokens")  # the Transformer reads no whole review
+IMDB_GAP = Record("imdb_gap.json", "tools/records/ch11_gap.py", {
+    "command": "text", "attention_free.mean": "fraction",
+    **{f"counting.{name}.{model}.accuracy": "fraction"
+       for name in GAP_INPUTS for model in ("bag_of_words", "nbsvm")},
+    **{path: kind for name in GAP_TRANSFORMER_INPUTS for path, kind in (
+        (f"transformer.inputs.{name}.mean", "fraction"),
+        (f"transformer.inputs.{name}.test_accuracy", "mapping"),
+        (f"transformer.inputs.{name}.test_accuracy.*", "fraction"),
+        (f"gaps.{name}.transformer_minus_bag_of_words", "difference"))}})
+WHOLE_REVIEW_CANDIDATES = ("254 tokens", "510 tokens", "whole review")
+IMDB_WHOLE_REVIEW = Record("imdb_whole_review.json", "tools/records/ch11_whole_review.py", {
+    "command": "text", "best_transformer_test_accuracy.model": "text",
+    "best_transformer_test_accuracy.per_seed": "list",
+    **{f"candidates.{name}.{split}.*": "fraction"
+       for name in WHOLE_REVIEW_CANDIDATES for split in ("validation", "test")}})
+TAUGHT_FIELDS = {"command": "text", "runs.*.*.validation": "fraction",
+                 "runs.*.*.test.accuracy": "fraction", "taught.nbsvm.per_seed": "list"}
+IMDB_TAUGHT = Record("imdb_taught.json", "tools/records/ch11_taught_record.py", TAUGHT_FIELDS)
+IMDB_TAUGHT_BLOCKS = Record("imdb_taught_blocks.json",
+                            "tools/records/ch11_taught_record.py --untaught",
+                            {**TAUGHT_FIELDS, "untaught.*.validation": "fraction",
+                             "untaught.*.test.accuracy": "fraction"})
+IMDB_SHARED_WORDS = Record("imdb_shared_words.json", "tools/records/ch11_shared_words.py",
+                           {"command": "text", "seeds": "mapping", "rare.reviews_using_it": "list",
+                            "neighbours_sharing_a_rare_word.next": "fraction",
+                            "neighbours_sharing_a_rare_word.random": "fraction"})
+SHORT_TEXTS = ("validation_sentences", "validation_labelled")  # labelled as the review; as texts
+IMDB_SENTENCES = Record("imdb_sentences.json", "tools/records/ch11_sentences.py", {
+    "command": "text", "served.arm": "text", "differences": "mapping",
+    **{f"runs.*.*.{key}": "fraction" for key in ("validation", *SHORT_TEXTS)},
+    **{f"counting.*.*.{key}": "fraction" for key in SHORT_TEXTS}})
+SENTENCES_LABELLED = Record("sentences_labelled.jsonl",
+                            "tools/records/ch11_label_sentences.py gather",
+                            {"*.seed": "number", "*.index": "number", "*.sha256": "text",
+                             "*.labels": "list"})
+WRITTEN_REVIEWS = Record("handwritten_reviews.jsonl", WRITTEN_BY_A_LANGUAGE_MODEL,
+                         {"*.text": "text", "*.label": "number", "*.kind": "text"}, ascii=False)
+ORDER_PAIRS = Record("order_pairs.jsonl", WRITTEN_BY_A_LANGUAGE_MODEL,
+                     {"*.positive": "text", "*.negative": "text", "*.kind": "text"},
+                     ascii=False)
+HANDWRITTEN_REVIEWS = Record("handwritten_reviews.json", "tools/records/ch11_handwritten.py",
+                             {"command": "text"}, indent=1, ascii=False)
+
+# Chapter 12.
+GPT_CPU = Record("gpt_cpu.json", TRAIN_GPT, {"command": "text"})
+GPT_CPU_3000_STEPS = Record("gpt_cpu_3000_steps.json", TRAIN_GPT, {"command": "text"})
+GPT_CPU_SENTIMENT = Record("gpt_cpu_sentiment.json", TRAIN_GPT, {"command": "text"})
+GPT_CPU_SENTIMENT_TOKEN = Record("gpt_cpu_sentiment_token.json",
+                                 "tools/records/ch12_sentiment_token.py", {"command": "text"},
+                                 indent=None)
+GPT_NGRAMS = Record("gpt_ngrams.json", "tools/records/ch12_ngram_orders.py",
+                    {"command": "text", "runs": "mapping"}, indent=1, final_newline=False)
+SAMPLING_RULES = ("greedy", "temperature", "top_k", "top_p")  # gpt_cpu_sampling/<rule>.json
+GPT_SAMPLING = {rule: Record(f"gpt_cpu_sampling/{rule}.json", GENERATE,
+                             {"command": "text", "samples": "list"})
+                for rule in SAMPLING_RULES}
+GPT_REVIEWS = {(model, sentiment): Record(f"gpt_cpu_reviews/{model}_{sentiment}.json", GENERATE,
+                                          {"command": "text", "samples": "list"})
+               for model in ("pretrained", "finetuned") for sentiment in ("negative", "positive")}
+
+# Chapter 13.
+PRETRAIN_CPU = Record("pretrain_cpu.json", "tools/records/ch13_record_pretraining.py",
+                      {"command": "text"}, indent=1)
+PRETRAIN_SWEEP_CPU = Record("pretrain_sweep_cpu.json", "tools/records/ch13_mlm_sweep.py",
+                            {"command": "text", "runs": "mapping"}, indent=1,
+                            final_newline=False)
+PRETRAIN_ELECTRA_LOSSES_CPU = Record("pretrain_electra_losses_cpu.json",
+                                     "tools/records/ch13_electra_losses.py",
+                                     {"command": "text"}, indent=1)
+PRETRAIN_OBJECTIVES_CPU = Record("pretrain_objectives_cpu.json",
+                                 "tools/records/ch13_objectives.py", {"command": "text"},
+                                 indent=1)
+TRANSFER_CPU = Record("transfer_cpu.json", "tools/records/ch13_gpt_transfer.py",
+                      {"command": "text"}, indent=1)
+
+# The web appendix.
+WEB_CLASSIFIER_PRECISION = Record("web_classifier_precision.json",
+                                  "tools/records/appendix_web_precision.py",
+                                  {"command": "text"}, indent=1, final_newline=False)
+
+
+def tuning_records(results: Path | None = None) -> dict[str, Record]:
+    """The runs of the running appendix's CPU tuning, `imdb_cpu_tuning/<setting>_seed<k>.json`
+    (each a `train-imdb` run's results.json), by file stem."""
+    folder = (results if results is not None else results_dir()) / "imdb_cpu_tuning"
+    return {path.stem: Record(f"imdb_cpu_tuning/{path.name}", TRAIN_IMDB,
+                              {"command": "text", "history": "list"})
+            for path in sorted(folder.glob("*.json"))}
+
+
+RECORDS: tuple[Record, ...] = (
+    TOKENIZER_BENCHMARK, ATTENTION_BENCHMARK_CPU, BERT_STEP_BENCHMARK_CPU, CPU_MEMORY,
+    GPT_KV_CACHE, PRETRAINING_THROUGHPUT, IMDB_BASELINES, IMDB_CPU, IMDB_CPU_PREDICTIONS,
+    IMDB_CPU_ABLATIONS, IMDB_GAP, IMDB_WHOLE_REVIEW, IMDB_TAUGHT, IMDB_TAUGHT_BLOCKS,
+    IMDB_SHARED_WORDS, IMDB_SENTENCES, SENTENCES_LABELLED, WRITTEN_REVIEWS, ORDER_PAIRS,
+    HANDWRITTEN_REVIEWS, GPT_CPU, GPT_CPU_3000_STEPS, GPT_CPU_SENTIMENT, GPT_CPU_SENTIMENT_TOKEN,
+    GPT_NGRAMS, *GPT_SAMPLING.values(), *GPT_REVIEWS.values(), PRETRAIN_CPU, PRETRAIN_SWEEP_CPU,
+    PRETRAIN_ELECTRA_LOSSES_CPU, PRETRAIN_OBJECTIVES_CPU, TRANSFER_CPU, WEB_CLASSIFIER_PRECISION)
+
+
+def record(name: str) -> Record:
+    """The Record of `book/results/<name>`; a KeyError listing the known ones otherwise."""
+    found = {item.name: item for item in RECORDS}
+    if name not in found and name.startswith("imdb_cpu_tuning/"):
+        found.update({item.name: item for item in tuning_records().values()})
+    if name not in found:
+        raise KeyError(f"no record {name!r} in book/results/: the records are "
+                       f"{', '.join(sorted(found))}")
+    return found[name]
