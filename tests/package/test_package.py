@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import sysconfig
 import venv
 import zipfile
 from pathlib import Path
@@ -37,40 +36,107 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return built
 
 
+def declared_closure(name: str) -> set[str]:
+    """`name`'s distribution and every distribution it requires, at any depth, with their
+    markers read for this interpreter and no extras: what `pip install <name>` would bring."""
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    from packaging.requirements import Requirement
+
+    found: set[str] = set()
+    waiting = [name]
+    while waiting:
+        current = waiting.pop()
+        key = current.lower().replace("_", "-")
+        if key in found:
+            continue
+        found.add(key)
+        try:
+            requires = distribution(current).requires or []
+        except PackageNotFoundError:
+            raise AssertionError(f"{current}, which {name} needs, is not installed here") from None
+        for line in requires:
+            requirement = Requirement(line)
+            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
+                waiting.append(requirement.name)
+    return found
+
+
+def link_distributions(names: set[str], site: Path) -> None:
+    """Make the installed distributions `names` (their packages, modules and metadata)
+    importable in `site` by linking their top-level entries there: nothing else of this
+    environment is."""
+    from importlib.metadata import distribution
+
+    for name in names:
+        dist = distribution(name)
+        base = Path(dist.locate_file(""))
+        for entry in {Path(f).parts[0] for f in dist.files or []}:
+            source, target = base / entry, site / entry
+            if entry not in ("..", "__pycache__") and source.exists() and not target.exists():
+                target.symlink_to(source)
+
+
 @pytest.mark.slow
-def test_wheel_installs_into_a_fresh_venv(wheel: Path, tmp_path: Path) -> None:
+def test_the_wheel_works_with_its_declared_dependencies_only(wheel: Path, tmp_path: Path) -> None:
+    """A user's `pip install scratchformer`: a fresh virtual environment holding the wheel and
+    the distributions it declares (not the book's IPython, matplotlib or MyST-NB), where every
+    module imports, every exported name is there, and the command and each sub-command answer
+    `--help`."""
     env_dir = tmp_path / "venv"
-    venv.create(env_dir, with_pip=False)
+    venv.create(env_dir, with_pip=True)
     python = env_dir / "bin" / "python"
-    target = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-        check=True, capture_output=True, text=True,
-    ).stdout.strip()
-    subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", target, str(wheel)],
-        check=True,
-    )
-    # The dependencies (torch, tiktoken) come from this environment; the package itself must come
-    # from the fresh venv, not from the source tree.
-    env = {**os.environ, "PYTHONPATH": sysconfig.get_path("purelib")}
-    checks = "; ".join(
-        f"from {module} import {', '.join(names)}" for module, names in EXPORTED.items()
-    )
-    script = (
-        "import scratchformer, pathlib; "
-        f"{checks}; "
-        f"assert pathlib.Path(scratchformer.__file__).is_relative_to({str(env_dir)!r}), scratchformer.__file__; "
-        # GPT-2's vocabulary files are read from the installed package, hash-checked.
-        "from scratchformer.tokenize.bpe import BPETokenizer; from scratchformer.tokenize.gpt2_files import gpt2_encoding; "
-        "assert gpt2_encoding().encode(' Building') == BPETokenizer.from_gpt2().encode(' Building') == [11819]; "
-        "print(scratchformer.__version__)"
-    )
+    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                               check=True, capture_output=True, text=True).stdout.strip())
+    subprocess.run([str(python), "-m", "pip", "install", "--no-deps", "--no-index", "-q", str(wheel)],
+                   check=True, env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
+    link_distributions(declared_closure("scratchformer") - {"scratchformer"}, site)
+    checks = "; ".join(f"from {module} import {', '.join(names)}" for module, names in EXPORTED.items())
+    script = f"""
+import importlib, importlib.util, pathlib, pkgutil, sys, contextlib, io
+import scratchformer
+assert pathlib.Path(scratchformer.__file__).is_relative_to({str(env_dir)!r}), scratchformer.__file__
+modules = [m.name for m in pkgutil.walk_packages(scratchformer.__path__, "scratchformer.")]
+for name in modules:
+    importlib.import_module(name)
+{checks}
+for absent in ("IPython", "matplotlib", "myst_nb", "scratchbook"):
+    assert importlib.util.find_spec(absent) is None, absent + " is importable: not a clean environment"
+    assert absent not in sys.modules, absent + " was imported by the package"
+from scratchformer.cli.commands import build_parser, main
+commands = build_parser()._subparsers._group_actions[0].choices
+for command in commands:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        try:
+            main([command, "--help"])
+        except SystemExit as stop:
+            assert stop.code == 0, (command, stop.code)
+    assert out.getvalue().startswith("usage: scratchformer " + command), out.getvalue()[:200]
+print(len(modules), sorted(commands))
+"""
+    env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYTHONHOME")}
     result = subprocess.run([str(python), "-c", script], capture_output=True, text=True, env=env, cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == subprocess.run(
-        [sys.executable, "-c", "import scratchformer; print(scratchformer.__version__)"],
-        capture_output=True, text=True, check=True,
-    ).stdout.strip()
+    assert result.returncode == 0, result.stderr[-3000:]
+    count, commands = result.stdout.strip().split(" ", 1)
+    assert int(count) >= 40 and {"train-imdb", "classify", "train-gpt", "generate", "pretrain",
+                                 "export-web"} <= set(eval(commands)), result.stdout
+    command = subprocess.run([str(env_dir / "bin" / "scratchformer"), "--help"], capture_output=True,
+                             text=True, env=env, cwd=tmp_path)
+    assert command.returncode == 0 and command.stdout.startswith("usage: scratchformer"), command.stderr
+
+
+@pytest.mark.slow
+def test_the_wheel_holds_the_library_only(wheel: Path) -> None:
+    """No book apparatus (records, pages, diagrams) and no data but GPT-2's vocabulary files."""
+    names = zipfile.ZipFile(wheel).namelist()
+    package_files = [name for name in names if not name.startswith("scratchformer-")]
+    assert all(name.startswith("scratchformer/") for name in package_files), package_files
+    assert not [name for name in package_files if any(part in name for part in (
+        "records", "diagrams", "scratchbook", "pages", "_compat", "book/", "results"))]
+    data = [name for name in package_files if not name.endswith((".py", "py.typed"))]
+    assert sorted(data) == [f"scratchformer/tokenize/gpt2/{name}"
+                            for name in ("GPT2-LICENSE", "encoder.json", "vocab.bpe")], data
 
 
 @pytest.mark.slow
