@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
+import shutil
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -291,15 +292,77 @@ def test_execution_fingerprint_follows_the_package_source(tmp_path: Path) -> Non
     assert execution.changed_parts(before, after) == ["the package source (src/scratchformer) changed"]
 
 
-def test_execution_fingerprint_follows_the_recorded_runs(tmp_path: Path) -> None:
-    root = package_copy(tmp_path)
-    (root / "book" / "results").mkdir(parents=True, exist_ok=True)
-    (root / "book" / "results" / "run.json").write_text('{"accuracy": 0.5}')
-    before = execution.execution_fingerprint(root, {})
-    (root / "book" / "results" / "run.json").write_text('{"accuracy": 0.6}')
-    after = execution.execution_fingerprint(root, {})
-    assert after["package"] == before["package"] and after["results"] != before["results"]
-    assert execution.changed_parts(before, after) == ["a recorded run (book/results) changed"]
+def book_copy(tmp_path: Path) -> Path:
+    """The chapters, the book's own package and the records, as a build reads them."""
+    root = tmp_path / "repo"
+    for name in ("book", "scratchbook"):
+        shutil.copytree(ROOT / name, root / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    return root
+
+
+def test_a_page_is_keyed_on_the_book_modules_it_imports_and_the_records_it_reads(tmp_path: Path) -> None:
+    """Only what a page uses: chapter 11's record reader is not chapter 12's, chapter 12's
+    record is not chapter 11's; the diagrams every chapter imports key every chapter."""
+    root = book_copy(tmp_path)
+    pages = sorted((root / "book").glob("*.md"))
+
+    def keys() -> dict[str, str]:
+        return execution.page_fingerprints(root, pages)
+
+    def changed(before: dict[str, str]) -> list[str]:
+        after = keys()
+        return sorted(page for page in after if after[page] != before[page])
+
+    modules, records = execution.page_inputs(root, root / "book" / "12_gpt.md")
+    assert root / "scratchbook/src/scratchbook/records/gpt.py" in modules and "gpt_kv_cache.json" in records
+    assert "gpt_cpu_sampling" in records, "a folder of records named at run time"
+    assert root / "scratchbook/src/scratchbook/records/gap.py" not in modules and "imdb_gap.json" not in records
+    before = keys()
+    reader = root / "scratchbook" / "src" / "scratchbook" / "records" / "gap.py"
+    reader.write_text(reader.read_text() + "\n# an edit\n")
+    assert changed(before) == ["book/11_training.md"]
+    before = keys()
+    record = root / "book" / "results" / "gpt_kv_cache.json"
+    record.write_text(record.read_text().replace('"rows"', '"rows" ', 1))
+    assert changed(before) == ["book/12_gpt.md"]
+    before = keys()
+    (root / "book" / "results" / "gpt_cpu_sampling" / "greedy.json").write_text("{}")
+    assert changed(before) == ["book/12_gpt.md"], "a record in a folder of records"
+    before = keys()
+    diagrams = root / "scratchbook" / "src" / "scratchbook" / "diagrams.py"
+    diagrams.write_text(diagrams.read_text() + "\n# an edit\n")
+    assert set(changed(before)) >= {f"book/{n:02d}_{t}.md" for n, t in (
+        (1, "tokenization"), (4, "self_attention"), (9, "transformer_block"), (13, "pretraining"))}
+
+
+def test_only_the_changed_pages_lose_their_cached_outputs(tmp_path: Path) -> None:
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+
+    root = tmp_path / "repo"
+    cache = tmp_path / "cache"
+    for name in ("a", "b"):
+        (root / f"{name}.md").parent.mkdir(parents=True, exist_ok=True)
+        (root / f"{name}.md").write_text(name)
+        notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(f"print('{name}')")])
+        notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        get_cache(str(cache)).cache_notebook_bundle(
+            CacheBundleIn(notebook, str(root / f"{name}.md")), check_validity=False, overwrite=True)
+    assert execution.drop_changed_pages(cache, {"a.md": "1", "b.md": "1"}, root) == []
+    assert len(get_cache(str(cache)).list_cache_records()) == 2
+    assert execution.drop_changed_pages(cache, {"a.md": "1", "b.md": "2"}, root) == ["b.md"]
+    assert [Path(r.uri).name for r in get_cache(str(cache)).list_cache_records()] == ["a.md"]
+    assert execution.drop_changed_pages(cache, {"a.md": "1", "b.md": "2"}, root) == [], "recorded"
+
+
+def test_a_page_whose_inputs_changed_is_read_again_alone() -> None:
+    app = SimpleNamespace(scratchformer_execution={"package": "p"},
+                          scratchformer_pages={"book/11_training.md": "1", "book/12_gpt.md": "1"})
+    env = SimpleNamespace(found_docs={"book/11_training", "book/12_gpt"})
+    execution.remember_execution(app, env)
+    assert execution.outdated_pages(app, env, set(), set(), set()) == []
+    app.scratchformer_pages = {"book/11_training.md": "2", "book/12_gpt.md": "1"}
+    assert execution.outdated_pages(app, env, set(), set(), set()) == ["book/11_training"]
 
 
 def test_execution_fingerprint_follows_the_figures_style(tmp_path: Path) -> None:
