@@ -5,8 +5,9 @@ order fixed by the seed and the epoch, and under several processes each takes ev
 `world_size`-th batch, so that `batch(step)` is a pure function of the step and a resumed run
 sees the batches an uninterrupted one would.
 
-Written by hand, not exported: the chapter teaches the shift by one and lays the documents end
-to end; this module is the bookkeeping around it. What it deliberately does not handle: windows
+Apart from `scratchformer.data.windows` (the stream, generated from chapter 12) because its job
+is another: batches for a loop that resumes and runs on several processes, bookkeeping the
+chapter does not teach; it is written by hand. What it deliberately does not handle: windows
 that overlap by more than one token, padding (every window is full), and streams that do not
 fit in memory.
 """

@@ -2,8 +2,8 @@
 uses them: each raises an error that names the argument and says what it must be, before the
 model or the sampler would fail deep inside with a message about something else.
 
-Written by hand, not exported: the chapter teaches the model and the sampling rules, and calls
-these checks without showing them. What this module deliberately does not handle: checking that
+Apart from `scratchformer.models.gpt` (generated from chapter 12) because its job is another:
+refusing bad arguments, which the chapter calls without teaching; it is written by hand. What this module deliberately does not handle: checking that
 token ids lie inside the vocabulary (the token table does that), and batches of prompts of
 different lengths.
 """

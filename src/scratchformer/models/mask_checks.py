@@ -1,8 +1,8 @@
 """The checks in front of chapter 13's masking: what `mask_tokens` refuses before it masks.
 
-Written by hand, not exported: chapter 13 teaches the masking (the 80/10/10 rule in
-`scratchformer.models.pretraining.mask_tokens`); the argument checks it runs first are
-plumbing and live here. This module does not check `special_ids` (an id outside the
+Apart from `scratchformer.models.pretraining` (generated from chapter 13, which teaches the
+80/10/10 rule in `mask_tokens`) because its job is another: the argument checks `mask_tokens`
+runs first, which the chapter does not teach; it is written by hand. This module does not check `special_ids` (an id outside the
 vocabulary is simply never found) nor the generator's device.
 """
 

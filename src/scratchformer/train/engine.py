@@ -8,7 +8,9 @@ a refusal naming what differs), budgets in steps or wall time, a stop at a non-f
 loss, and DistributedDataParallel with one writer when started under `torchrun`. `TrainConfig`
 holds the settings and refuses ill-typed or out-of-range ones.
 
-Written by hand, not exported: the chapter teaches the loop's idea and calls this module. What it
+Apart from `scratchformer.train.loop` (the update, generated from chapter 11) because its job is
+another: the long run around the update (records, checkpoints, resuming, processes), which the
+chapter calls without teaching; it is written by hand. What it
 deliberately does not handle: gradient accumulation, early stopping, multi-node jobs beyond what
 `torchrun` sets up, models other than `BertForSequenceClassification`, and the command line
 (`scratchformer.cli.commands`).

@@ -5,7 +5,9 @@ are made. Chapter 11's `TrainConfig`, chapter 12's `GPTTrainConfig` and chapter 
 `PretrainConfig` extend it with what their runs add (epochs or steps, batches, windows,
 masking) and with their own defaults.
 
-Written by hand, not exported: chapter 11, section "The training loop", describes the fields.
+Apart from `scratchformer.train.loop` and `scratchformer.train.engine` because its job is
+another: the settings the three trainers share (chapter 11, section "The training loop",
+describes the fields); it is written by hand.
 What this module deliberately does not handle: optimizers other than AdamW, schedules other
 than warm-up then linear decay (`scratchformer.train.loop.lr_multiplier`), and settings files.
 """
