@@ -11,14 +11,15 @@ What this module deliberately does not handle: making the records (`benchmarks/`
 
 from __future__ import annotations
 
-import json
 import shlex
 from pathlib import Path
 from statistics import mean, stdev
 
 from IPython.display import Markdown
 
-from scratchformer.records.pages import markdown_table, read_record
+from scratchbook.pages import markdown_table
+from scratchbook.records import (BERT_STEP_BENCHMARK_CPU, CPU_MEMORY, IMDB_CPU, IMDB_CPU_ABLATIONS,
+                                 tuning_records)
 from scratchformer.runs.hardware import busy_note, recorded_load
 
 PRESET = "none (the cpu preset)"
@@ -33,7 +34,7 @@ def recorded_run_log(results: Path) -> str:
 
     Described in the appendix "Running it for real", section "Chapter 11 in five minutes".
     """
-    recorded = read_record(results, "imdb_cpu.json")
+    recorded = IMDB_CPU.read(results)
     lines = [recorded["command"]]
     best = 0.0
     for row in recorded["history"]:
@@ -54,8 +55,8 @@ def rerun_numbers(results: Path) -> dict[str, str]:
 
     Described in the appendix "Running it for real", section "Chapter 11 in five minutes".
     """
-    recorded = read_record(results, "imdb_cpu.json")
-    preset_runs = read_record(results, "imdb_cpu_ablations.json")["runs"]["preset"]
+    recorded = IMDB_CPU.read(results)
+    preset_runs = IMDB_CPU_ABLATIONS.read(results)["runs"]["preset"]
     rerun = preset_runs["0"]
     same = [rerun["hardware"]["cpu"] == recorded["hardware"]["cpu"],
             rerun["software"]["torch"] == recorded["software"]["torch"],
@@ -75,7 +76,7 @@ def memory_table(results: Path) -> Markdown:
 
     Described in the appendix "Running it for real", section "The command line".
     """
-    summary = read_record(results, "cpu_memory.json")["summary"]
+    summary = CPU_MEMORY.read(results)["summary"]
     default = summary["glibc default"]
     return markdown_table(["allocator", "resident MB at the end", "seconds per step",
                            "time per step / default's"],
@@ -90,7 +91,7 @@ def memory_numbers(results: Path) -> dict[str, object]:
 
     Described in the appendix "Running it for real", section "The command line".
     """
-    memory = read_record(results, "cpu_memory.json")
+    memory = CPU_MEMORY.read(results)
     summary = memory["summary"]
     default = summary["glibc default"]
     numbers: dict[str, object] = {}
@@ -110,8 +111,8 @@ def cpu_tuning(results: Path) -> dict[str, dict[int, dict]]:
     Described in the appendix "Running it for real", section "How the cpu preset was chosen".
     """
     tuning: dict[str, dict[int, dict]] = {}
-    for path in sorted((results / "imdb_cpu_tuning").glob("*.json")):
-        run = json.loads(path.read_text())
+    for tuning_run in tuning_records(results).values():
+        run = tuning_run.read(results)
         words = shlex.split(run["command"])
         changes = [words[i + 1] for i, word in enumerate(words)
                    if word == "--set" and not words[i + 1].startswith("seed=")]
@@ -256,8 +257,8 @@ def step_benchmark(results: Path) -> dict:
 
     Described in the appendix "Running it for real", section "How the cpu preset was chosen".
     """
-    record = read_record(results, "bert_step_benchmark_cpu.json")
-    training_cpu = read_record(results, "imdb_cpu.json")["hardware"]["cpu"]
+    record = BERT_STEP_BENCHMARK_CPU.read(results)
+    training_cpu = IMDB_CPU.read(results)["hardware"]["cpu"]
     if record["hardware"]["cpu"] != training_cpu:
         raise ValueError("bert_step_benchmark_cpu.json was timed on another processor than "
                          "the one that trained imdb_cpu.json")
