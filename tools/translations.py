@@ -5,6 +5,8 @@
                                                   # and the messages that need translating
     python tools/translations.py update --start book/10_bert   # start translating a page
     python tools/translations.py coverage         # per page: translated / all (make check)
+    python tools/translations.py typography       # spacing, punctuation, terms (make check)
+    python tools/translations.py typography --fix locales/zh_CN/LC_MESSAGES/book/10_bert.po
 
 A page is translated when its catalogue exists (`locales/zh_CN/LC_MESSAGES/<docname>.po`, see
 tools/book/i18n.py); other pages of the edition show the English text, with one line saying so.
@@ -120,6 +122,8 @@ def glossary_terms(root: Path, language: str) -> list[str]:
     if not glossary.is_file():
         return terms  # the search then splits words by jieba's own dictionary alone
     for line in glossary.read_text(encoding="utf-8").splitlines():
+        if line.startswith("## ") and "不用的写法" in line:
+            break  # the forms the edition does not use
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
         if not line.startswith("| ") or len(cells) < 2 or cells[0] == "English":
             continue  # not a row of the table, or its header
@@ -254,6 +258,42 @@ def coverage_report(root: Path, language: str) -> str:
     return "\n".join(lines)
 
 
+def typography_problems(root: Path, language: str, paths: list[Path] | None = None) -> list[str]:
+    """Each place where a catalogue breaks the edition's typography or uses a form its glossary
+    does not (tools/book/typography.py), as `file: rule: spot (msgid ...)`."""
+    from book import typography
+
+    terms = typography.read_terms(root / "locales" / language / "GLOSSARY.md")
+    found = []
+    for path in paths if paths is not None else catalogues(root, language).values():
+        for message in read_catalogue(path):
+            if not message.id or not message.string:
+                continue
+            for problem in typography.problems(message.string, terms):
+                english = message.id if len(message.id) <= 60 else message.id[:57] + "..."
+                found.append(f"{path.relative_to(root).as_posix()}: {problem.rule}: {problem.spot()} "
+                             f"(msgid {english!r})")
+    return found
+
+
+def fix_typography(root: Path, paths: list[Path]) -> int:
+    """Add and remove the spaces the typography asks for in these catalogues; the number of
+    messages changed. Punctuation, numbers and terms are left to a person."""
+    from book import typography
+
+    changed = 0
+    for path in paths:
+        catalogue = read_catalogue(path)
+        for message in catalogue:
+            if message.id and message.string:
+                fixed = typography.fix_spacing(message.string)
+                if fixed != message.string:
+                    message.string = fixed
+                    changed += 1
+        write_catalogue(path, catalogue)
+    return changed
+
+
 def extract(root: Path) -> dict[str, Path]:
     """The messages of every page, as Sphinx's gettext builder extracts them: docname -> .pot.
 
@@ -325,6 +365,10 @@ def main(argv: list[str] | None = None) -> int:
     checking = commands.add_parser("coverage", help="how much of each translated page is translated")
     checking.add_argument("--strict", action="store_true",
                           help="fail when a translated page has an untranslated or fuzzy message")
+    typesetting = commands.add_parser(
+        "typography", help="check every catalogue against the edition's typography and glossary")
+    typesetting.add_argument("--fix", nargs="+", type=Path, metavar="FILE.po",
+                             help="add and remove spaces in these catalogues first")
     args = parser.parse_args(argv)
     if args.command == "update":
         unknown = [name for name in args.start if name not in toc_docnames(ROOT)]
@@ -341,6 +385,14 @@ def main(argv: list[str] | None = None) -> int:
             print(coverage_report(ROOT, args.language))
             print(f"{len(needed)} messages need translating" if needed else "every message is translated")
             return 0
+        if args.command == "typography":
+            if args.fix:
+                paths = [path.resolve() for path in args.fix]
+                print(f"{fix_typography(ROOT, paths)} messages re-spaced")
+            found = typography_problems(ROOT, args.language)
+            print("\n".join(found) if found else
+                  f"{args.language} catalogues: typography and terms as locales/{args.language}/GLOSSARY.md says")
+            return 1 if found else 0
         print(coverage_report(ROOT, args.language))
         incomplete = [row for row in coverage(ROOT, args.language) if row.translated != row.total]
         return 1 if args.strict and incomplete else 0
