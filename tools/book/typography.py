@@ -54,6 +54,7 @@ MARKUP = re.compile(
     r"|(?P<target>\]\([^)]*\))"
     r"|(?P<link><https?://[^>]+>)",
     re.S)
+ROLE_WORDS = re.compile(r"\{(?:ref|numref|doc|term)\}`(?P<words>[^`<]*?)\s*<[^>`]+>`")
 INVISIBLE = "*[]"  # emphasis markers and a link's opening bracket
 SPACE = " \u00a0"
 
@@ -148,6 +149,13 @@ def pieces(message: str) -> list[Piece]:
             found.append(Piece(kind, index, index + 1, char))
         if match is None:
             break
+        words = ROLE_WORDS.match(match.group()) if match.lastgroup == "role" else None
+        if words and IS_CJK.search(words.group("words")):
+            # a cross-reference's own words are prose the reader sees: {ref}`第 1 章 <label>`
+            for index in range(match.start() + words.start("words"), match.start() + words.end("words")):
+                found.append(Piece(classify(message[index]), index, index + 1, message[index]))
+            position = match.end()
+            continue
         kind = {"role": role_kind, "math": lambda _: LATIN, "code": lambda _: LATIN,
                 "target": lambda _: None, "link": lambda _: LATIN}[match.lastgroup](match.group())
         if kind is not None:  # a link's target is not seen
