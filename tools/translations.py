@@ -49,11 +49,12 @@ EDITIONS = {
         "title": "从零实现 Transformer",
         "search_language": "zh",
         # MyST-NB's words on a folded cell ("Show code cell source")
-        "show_code": "显示代码单元",
-        "hide_code": "隐藏代码单元",
+        "show_code": "显示代码单元格",
+        "hide_code": "隐藏代码单元格",
     },
 }
 DEFAULT_LANGUAGE = "zh_CN"
+NOTEBOOKS = "_notebooks"  # where a site publishes its chapters' notebooks (book_site_notebooks_dir)
 
 
 class TranslationError(Exception):
@@ -179,18 +180,72 @@ def build(root: Path, language: str) -> int:
             f"the {language} build executed {len(executed)} notebooks that the English build had not "
             "left in the cache: build the English edition first (make book), then this one")
     if status == 0:
-        copied, removed = mirror(outdir, root / settings["site"])
+        # An untranslated page's buttons open the English notebook (tools/book/site.py): a copy
+        # an earlier build left here is not published again.
+        translated = catalogues(root, language)
+        for notebook in sorted((outdir / NOTEBOOKS).rglob("*.ipynb")):
+            if notebook.relative_to(outdir / NOTEBOOKS).with_suffix("").as_posix() not in translated:
+                notebook.unlink()
+        shared = share_with_english(outdir, root / "_build" / "html", settings["site"])
+        copied, removed = mirror(outdir, root / settings["site"], leave_out=shared)
         print(f"{language} edition: {settings['site']}/ in {time.monotonic() - started:.0f} s, "
-              f"no notebook executed ({copied} files copied, {removed} removed)")
+              f"no notebook executed ({copied} files copied, {removed} removed, "
+              f"{len(shared)} served from the English site's folders)")
     return status
 
 
-def mirror(source: Path, target: Path) -> tuple[int, int]:
-    """Make the folder `target` a copy of `source`, copying only the files that differ."""
+# The folders whose files a translated edition shares with the English site when they are the
+# same bytes: the theme, MathJax, ONNX Runtime and the exported models (_static), the figures
+# (_images). The files of its own (the search's language data, the pages' language, a figure
+# drawn with Chinese labels) stay in the edition's folders.
+SHARED_FOLDERS = ("_static", "_images")
+SHARED_REFERENCE = re.compile(r"(?<![\w./-])(?P<up>(?:\.\./)*)(?P<path>(?:%s)/[^\"'?#)\s<>]+)" % "|".join(SHARED_FOLDERS))
+
+
+def share_with_english(outdir: Path, english: Path, site: str) -> set[Path]:
+    """The files of a translated edition's build (`outdir`) that the English site (`english`)
+    serves byte for byte in the same place: its pages are pointed at the English copies, one
+    folder up (the edition's site is `site`, inside the English one), and the files are left out
+    of the edition's site. Returns them, relative to `outdir`. Pages pointed once are left as
+    they are, so that a page Sphinx did not write again is not pointed twice."""
+    import filecmp
+
+    shared = set()
+    for folder in SHARED_FOLDERS:
+        for path in sorted((outdir / folder).rglob("*")):
+            relative = path.relative_to(outdir)
+            other = english / relative
+            if path.is_file() and other.is_file() and filecmp.cmp(path, other, shallow=False):
+                shared.add(relative)
+    if not shared:
+        return shared
+    up = "../" * len(Path(site).relative_to("_build/html").parts)
+    names = {path.as_posix() for path in shared}
+    for page in outdir.rglob("*.html"):
+        depth = len(page.relative_to(outdir).parts) - 1
+        text = page.read_text(encoding="utf-8")
+
+        def point(match: re.Match) -> str:
+            if len(match.group("up")) != 3 * depth or match.group("path") not in names:
+                return match.group(0)  # not a path from this page to the edition's own folders
+            return f"{match.group('up')}{up}{match.group('path')}"
+
+        pointed = SHARED_REFERENCE.sub(point, text)
+        if pointed != text:
+            page.write_text(pointed, encoding="utf-8")
+    return shared
+
+
+def mirror(source: Path, target: Path, leave_out: set[Path] = frozenset()) -> tuple[int, int]:
+    """Make the folder `target` a copy of `source`, copying only the files that differ, without
+    the files `leave_out` (relative to `source`)."""
     import filecmp
     import shutil
 
-    wanted = {path.relative_to(source) for path in source.rglob("*") if path.is_file()}
+    wanted = {path.relative_to(source) for path in source.rglob("*") if path.is_file()} - set(leave_out)
+
+
+
     copied = removed = 0
     for relative in sorted(wanted):
         destination = target / relative

@@ -57,12 +57,13 @@ def kept_markup(text: str) -> Counter:
 
 
 def without_thousands(role: str) -> str:
-    """A glue role without the `,` of its format: `{glue:text}`n:,`` -> `{glue:text}`n``."""
+    """A glue role without the `,` of its format: `{glue:text}`n:,`` -> `{glue:text}`n``
+    (`{glue:text}`n:d`` too: a glue from another page needs a format, `page.md::n:d`)."""
     match = re.fullmatch(r"(\{glue:text\}`[^`]*?)(:[^:`]*)`", role)
-    if not match or "," not in match.group(2):
+    if not match:
         return role
     spec = match.group(2).replace(",", "")
-    return f"{match.group(1)}{spec if spec != ':' else ''}`"
+    return f"{match.group(1)}{spec if spec not in (':', ':d') else ''}`"
 
 
 def test_the_chinese_edition_translates_the_intro_and_the_first_chapters() -> None:
@@ -241,6 +242,10 @@ def scratch_book(tmp_path: Path) -> Path:
             "# {title}\n\n```{{code-cell}} ipython3\nfrom IPython.display import Markdown\n"
             "from myst_nb import glue\nglue('w', 3.14159, display=False)\n"
             "glue('m', Markdown('**all** of them'), display=False)\n```\n\n"
+            # one execution, an output for each edition (a figure drawn with each edition's labels)
+            "```{{code-cell}} ipython3\nfrom IPython.display import display\n"
+            "display(Markdown('drawn for English'), metadata={{'edition': 'en'}})\n"
+            "display(Markdown('drawn for Chinese'), metadata={{'edition': 'zh_CN'}})\n```\n\n"
             "The weight is {{glue:text}}`w:.3f` and we got {{glue:md}}`m`, with $x^2$.\n\n"
             "## A section\n\nPlain text.\n")
     (root / "book" / "first.md").write_text(page.format(title="First"))
@@ -271,6 +276,9 @@ def test_a_translated_paragraph_glues_the_english_pages_values(tmp_path: Path) -
         translations.write_catalogue(path, catalogue)
     assert translations.build(root, LANGUAGE) == 0
     first = (root / "_build" / "html" / "zh" / "book" / "first.html").read_text(encoding="utf-8")
+    english_first = (root / "_build" / "html" / "book" / "first.html").read_text(encoding="utf-8")
+    assert "drawn for English" in english_first and "drawn for Chinese" not in english_first
+    assert "drawn for Chinese" in first and "drawn for English" not in first
     assert re.search(r'权重是 <span class="pasted-text glue-key-w">3.142</span>，得到的是 '
                      r'<span class="pasted-markdown glue-key-m"><strong>all</strong> of them</span>', first), first
     notes = (root / "_build" / "html" / "zh" / "book" / "notes.html").read_text(encoding="utf-8")

@@ -54,6 +54,7 @@ def rules(message: str) -> list[str]:
     # numbers
     ("共 25,000 条", ["an English thousands separator in a Chinese sentence"]),
     ("共 {glue:text}`n:,` 条", ["a glued number with English thousands separators"]),
+    ("共 {glue:text}`a.md::n` 条", ["a glue from another page needs a format"]),
     ("共 25000 条，占 15%。", []),
     ("用 ... 省略", ["'...' in a Chinese sentence"]),
     # the glossary's words and forms
@@ -97,3 +98,40 @@ def test_translations_render_their_emphasis(docname: str) -> None:
               if message.id and message.string and shown_stars(message.string) > shown_stars(message.id)]
     assert not broken, broken
     assert shown_stars("**词。**最直接") == 4 and shown_stars("**词**。最直接") == 0
+
+
+def test_every_toggle_a_chapter_words_has_the_chinese_editions_words() -> None:
+    """A chapter's own toggle words (`code_prompt_show: Show the solution`) are shown in Chinese
+    on the Chinese pages (tools/book/i18n.py), so each must have its Chinese words."""
+    import re
+
+    from book.i18n import PROMPTS
+
+    used = {match.group(1).strip() for chapter in sorted((ROOT / "book").glob("*.md"))
+            for match in re.finditer(r"^\s*code_prompt_(?:show|hide):\s*(.+)$",
+                                     chapter.read_text(encoding="utf-8"), re.M)}
+    assert "Show the solution" in used
+    missing = sorted(used - set(PROMPTS[LANGUAGE]))
+    assert not missing, f"add their Chinese words to PROMPTS in tools/book/i18n.py: {missing}"
+    assert all(typography.is_chinese(words) for words in PROMPTS[LANGUAGE].values())
+
+
+CJK_FONTS = {"PingFang SC", "Noto Sans CJK SC", "Source Han Sans SC", "WenQuanYi Micro Hei", "Microsoft YaHei"}
+LATIN_FONTS = {"Liberation Sans", "DejaVu Sans", "Arial", "Helvetica Neue", "Roboto", "Segoe UI"}
+
+
+def test_chinese_pages_draw_latin_text_with_a_latin_font() -> None:
+    """On a Chinese page, a CJK font listed first also draws the Latin text, and its ’ is full
+    width ("couldn’ t"): every Latin font a Linux, Mac or Windows reader has comes before
+    the CJK fonts, which draw only what the Latin fonts lack, and no generic family before them
+    (on a page in Chinese, sans-serif is a CJK font)."""
+    import re
+
+    css = (ROOT / "_static" / "scratchformer.css").read_text(encoding="utf-8")
+    rule = re.search(r'html\[lang\|="zh"\]\s*\{([^}]*)\}', css).group(1)
+    stack = re.search(r"--pst-font-family-base:([^;]*);", rule).group(1)
+    families = [family.strip().strip('"') for family in stack.split(",")]
+    first_cjk = min(families.index(font) for font in CJK_FONTS if font in families)
+    assert {"Liberation Sans", "DejaVu Sans"} <= set(families[:first_cjk]), families
+    assert not {"sans-serif", "system-ui", "serif"} & set(families[:first_cjk]), families
+    assert families[-1] == "sans-serif"

@@ -216,6 +216,10 @@ def punctuation_problems(message: str) -> list[Problem]:
     for match in re.finditer(r"\{glue:text\}`[^`]*:[^:`]*,[^:`]*`", message):
         problems.append(Problem("a glued number with English thousands separators (drop the `,` of its format)",
                                 message, match.start(), match.end()))
+    for match in re.finditer(r"\{glue:\w+\}`[^`:]*::[^`:]*`", message):
+        problems.append(Problem("a glue from another page needs a format (`page.md::key:d`; "
+                                "MyST-NB reads `page.md::key` as a format of the key `page.md:`)",
+                                message, match.start(), match.end()))
     text = MARKUP.sub(lambda m: " " * len(m.group()), message)
     for match in re.finditer(r"\d,\d{3}(?!\d)", text):
         problems.append(Problem("an English thousands separator in a Chinese sentence (25000, not 25,000)",
