@@ -66,6 +66,11 @@ def without_thousands(role: str) -> str:
     return f"{match.group(1)}{spec if spec not in (':', ':d') else ''}`"
 
 
+def without_separators(value: str) -> str:
+    """A glued number without its thousands separators: a Chinese sentence writes 25000."""
+    return re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", value)
+
+
 def test_the_chinese_edition_translates_the_intro_and_the_first_chapters() -> None:
     assert {"book/intro", "book/04_self_attention"} <= set(CATALOGUES), sorted(CATALOGUES)
 
@@ -160,7 +165,9 @@ def parsed(path: Path) -> PageParser:
 @pytest.mark.book
 @pytest.mark.parametrize("page", TRANSLATED_PAGES)
 def test_translated_pages_show_the_english_pages_glued_values(html_dir: Path, page: str) -> None:
-    english, chinese = parsed(html_dir / page).glued, parsed(html_dir / ZH_DIR / page).glued
+    # the same numbers, which a Chinese sentence writes without thousands separators
+    english, chinese = ({key: [without_separators(value) for value in values] for key, values in glued.items()}
+                        for glued in (parsed(html_dir / page).glued, parsed(html_dir / ZH_DIR / page).glued))
     problems = []
     for key, values in english.items():
         if f"{key}_zh" in chinese:  # the same fact in the chapter's Chinese words
@@ -244,8 +251,8 @@ def scratch_book(tmp_path: Path) -> Path:
             "glue('m', Markdown('**all** of them'), display=False)\n```\n\n"
             # one execution, an output for each edition (a figure drawn with each edition's labels)
             "```{{code-cell}} ipython3\nfrom IPython.display import display\n"
-            "display(Markdown('drawn for English'), metadata={{'edition': 'en'}})\n"
-            "display(Markdown('drawn for Chinese'), metadata={{'edition': 'zh_CN'}})\n```\n\n"
+            "display(Markdown('drawn for ' + 'English'), metadata={{'edition': 'en'}})\n"
+            "display(Markdown('drawn for ' + 'Chinese'), metadata={{'edition': 'zh_CN'}})\n```\n\n"
             "The weight is {{glue:text}}`w:.3f` and we got {{glue:md}}`m`, with $x^2$.\n\n"
             "## A section\n\nPlain text.\n")
     (root / "book" / "first.md").write_text(page.format(title="First"))
