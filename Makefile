@@ -57,14 +57,16 @@ export: venv
 	$(BIN)/python tools/export.py $(EXPORT_FLAGS)
 
 # One pass that lists every problem, then fails (after the translated pages' coverage, which it
-# reports): src/ out of date, notebooks out of step with
+# reports): a catalogue that breaks the Chinese edition's typography or glossary
+# (locales/zh_CN/GLOSSARY.md), src/ out of date, notebooks out of step with
 # their chapters, stray pages in book/, a leftover notebook pairing, a generated module that does
 # not import, undefined names in src/, tests/, benchmarks/, scratchbook/ and tools/ (pyflakes). A few seconds.
 # `.venv/bin/python tools/export.py --where src/scratchformer/<module>.py:<line>` names the
 # chapter line a generated line comes from.
 check: venv
 	$(BIN)/python tools/translations.py coverage
-	$(BIN)/python tools/export.py --check
+	@status=0; $(BIN)/python tools/translations.py typography || status=1; \
+	$(BIN)/python tools/export.py --check || status=1; exit $$status
 
 # One chapter's code cells, run against the current package without building the book:
 # `make chapter N=4` names the chapter line of a failing cell. Seconds for chapters 2-9.

@@ -5,6 +5,8 @@
                                                   # and the messages that need translating
     python tools/translations.py update --start book/10_bert   # start translating a page
     python tools/translations.py coverage         # per page: translated / all (make check)
+    python tools/translations.py typography       # spacing, punctuation, terms (make check)
+    python tools/translations.py typography --fix locales/zh_CN/LC_MESSAGES/book/10_bert.po
 
 A page is translated when its catalogue exists (`locales/zh_CN/LC_MESSAGES/<docname>.po`, see
 tools/book/i18n.py); other pages of the edition show the English text, with one line saying so.
@@ -47,11 +49,12 @@ EDITIONS = {
         "title": "从零实现 Transformer",
         "search_language": "zh",
         # MyST-NB's words on a folded cell ("Show code cell source")
-        "show_code": "显示代码单元",
-        "hide_code": "隐藏代码单元",
+        "show_code": "显示代码单元格",
+        "hide_code": "隐藏代码单元格",
     },
 }
 DEFAULT_LANGUAGE = "zh_CN"
+NOTEBOOKS = "_notebooks"  # where a site publishes its chapters' notebooks (book_site_notebooks_dir)
 
 
 class TranslationError(Exception):
@@ -120,6 +123,8 @@ def glossary_terms(root: Path, language: str) -> list[str]:
     if not glossary.is_file():
         return terms  # the search then splits words by jieba's own dictionary alone
     for line in glossary.read_text(encoding="utf-8").splitlines():
+        if line.startswith("## ") and "不用的写法" in line:
+            break  # the forms the edition does not use
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
         if not line.startswith("| ") or len(cells) < 2 or cells[0] == "English":
             continue  # not a row of the table, or its header
@@ -175,18 +180,72 @@ def build(root: Path, language: str) -> int:
             f"the {language} build executed {len(executed)} notebooks that the English build had not "
             "left in the cache: build the English edition first (make book), then this one")
     if status == 0:
-        copied, removed = mirror(outdir, root / settings["site"])
+        # An untranslated page's buttons open the English notebook (tools/book/site.py): a copy
+        # an earlier build left here is not published again.
+        translated = catalogues(root, language)
+        for notebook in sorted((outdir / NOTEBOOKS).rglob("*.ipynb")):
+            if notebook.relative_to(outdir / NOTEBOOKS).with_suffix("").as_posix() not in translated:
+                notebook.unlink()
+        shared = share_with_english(outdir, root / "_build" / "html", settings["site"])
+        copied, removed = mirror(outdir, root / settings["site"], leave_out=shared)
         print(f"{language} edition: {settings['site']}/ in {time.monotonic() - started:.0f} s, "
-              f"no notebook executed ({copied} files copied, {removed} removed)")
+              f"no notebook executed ({copied} files copied, {removed} removed, "
+              f"{len(shared)} served from the English site's folders)")
     return status
 
 
-def mirror(source: Path, target: Path) -> tuple[int, int]:
-    """Make the folder `target` a copy of `source`, copying only the files that differ."""
+# The folders whose files a translated edition shares with the English site when they are the
+# same bytes: the theme, MathJax, ONNX Runtime and the exported models (_static), the figures
+# (_images). The files of its own (the search's language data, the pages' language, a figure
+# drawn with Chinese labels) stay in the edition's folders.
+SHARED_FOLDERS = ("_static", "_images")
+SHARED_REFERENCE = re.compile(r"(?<![\w./-])(?P<up>(?:\.\./)*)(?P<path>(?:%s)/[^\"'?#)\s<>]+)" % "|".join(SHARED_FOLDERS))
+
+
+def share_with_english(outdir: Path, english: Path, site: str) -> set[Path]:
+    """The files of a translated edition's build (`outdir`) that the English site (`english`)
+    serves byte for byte in the same place: its pages are pointed at the English copies, one
+    folder up (the edition's site is `site`, inside the English one), and the files are left out
+    of the edition's site. Returns them, relative to `outdir`. Pages pointed once are left as
+    they are, so that a page Sphinx did not write again is not pointed twice."""
+    import filecmp
+
+    shared = set()
+    for folder in SHARED_FOLDERS:
+        for path in sorted((outdir / folder).rglob("*")):
+            relative = path.relative_to(outdir)
+            other = english / relative
+            if path.is_file() and other.is_file() and filecmp.cmp(path, other, shallow=False):
+                shared.add(relative)
+    if not shared:
+        return shared
+    up = "../" * len(Path(site).relative_to("_build/html").parts)
+    names = {path.as_posix() for path in shared}
+    for page in outdir.rglob("*.html"):
+        depth = len(page.relative_to(outdir).parts) - 1
+        text = page.read_text(encoding="utf-8")
+
+        def point(match: re.Match) -> str:
+            if len(match.group("up")) != 3 * depth or match.group("path") not in names:
+                return match.group(0)  # not a path from this page to the edition's own folders
+            return f"{match.group('up')}{up}{match.group('path')}"
+
+        pointed = SHARED_REFERENCE.sub(point, text)
+        if pointed != text:
+            page.write_text(pointed, encoding="utf-8")
+    return shared
+
+
+def mirror(source: Path, target: Path, leave_out: set[Path] = frozenset()) -> tuple[int, int]:
+    """Make the folder `target` a copy of `source`, copying only the files that differ, without
+    the files `leave_out` (relative to `source`)."""
     import filecmp
     import shutil
 
-    wanted = {path.relative_to(source) for path in source.rglob("*") if path.is_file()}
+    wanted = {path.relative_to(source) for path in source.rglob("*") if path.is_file()} - set(leave_out)
+
+
+
     copied = removed = 0
     for relative in sorted(wanted):
         destination = target / relative
@@ -252,6 +311,42 @@ def coverage_report(root: Path, language: str) -> str:
     if untranslated_pages:
         lines.append(f"  not translated (English text, one line saying so): {', '.join(untranslated_pages)}")
     return "\n".join(lines)
+
+
+def typography_problems(root: Path, language: str, paths: list[Path] | None = None) -> list[str]:
+    """Each place where a catalogue breaks the edition's typography or uses a form its glossary
+    does not (tools/book/typography.py), as `file: rule: spot (msgid ...)`."""
+    from book import typography
+
+    terms = typography.read_terms(root / "locales" / language / "GLOSSARY.md")
+    found = []
+    for path in paths if paths is not None else catalogues(root, language).values():
+        for message in read_catalogue(path):
+            if not message.id or not message.string:
+                continue
+            for problem in typography.problems(message.string, terms):
+                english = message.id if len(message.id) <= 60 else message.id[:57] + "..."
+                found.append(f"{path.relative_to(root).as_posix()}: {problem.rule}: {problem.spot()} "
+                             f"(msgid {english!r})")
+    return found
+
+
+def fix_typography(root: Path, paths: list[Path]) -> int:
+    """Add and remove the spaces the typography asks for in these catalogues; the number of
+    messages changed. Punctuation, numbers and terms are left to a person."""
+    from book import typography
+
+    changed = 0
+    for path in paths:
+        catalogue = read_catalogue(path)
+        for message in catalogue:
+            if message.id and message.string:
+                fixed = typography.fix_spacing(message.string)
+                if fixed != message.string:
+                    message.string = fixed
+                    changed += 1
+        write_catalogue(path, catalogue)
+    return changed
 
 
 def extract(root: Path) -> dict[str, Path]:
@@ -325,6 +420,10 @@ def main(argv: list[str] | None = None) -> int:
     checking = commands.add_parser("coverage", help="how much of each translated page is translated")
     checking.add_argument("--strict", action="store_true",
                           help="fail when a translated page has an untranslated or fuzzy message")
+    typesetting = commands.add_parser(
+        "typography", help="check every catalogue against the edition's typography and glossary")
+    typesetting.add_argument("--fix", nargs="+", type=Path, metavar="FILE.po",
+                             help="add and remove spaces in these catalogues first")
     args = parser.parse_args(argv)
     if args.command == "update":
         unknown = [name for name in args.start if name not in toc_docnames(ROOT)]
@@ -341,6 +440,14 @@ def main(argv: list[str] | None = None) -> int:
             print(coverage_report(ROOT, args.language))
             print(f"{len(needed)} messages need translating" if needed else "every message is translated")
             return 0
+        if args.command == "typography":
+            if args.fix:
+                paths = [path.resolve() for path in args.fix]
+                print(f"{fix_typography(ROOT, paths)} messages re-spaced")
+            found = typography_problems(ROOT, args.language)
+            print("\n".join(found) if found else
+                  f"{args.language} catalogues: typography and terms as locales/{args.language}/GLOSSARY.md says")
+            return 1 if found else 0
         print(coverage_report(ROOT, args.language))
         incomplete = [row for row in coverage(ROOT, args.language) if row.translated != row.total]
         return 1 if args.strict and incomplete else 0

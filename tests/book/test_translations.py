@@ -56,6 +56,21 @@ def kept_markup(text: str) -> Counter:
     return found
 
 
+def without_thousands(role: str) -> str:
+    """A glue role without the `,` of its format: `{glue:text}`n:,`` -> `{glue:text}`n``
+    (`{glue:text}`n:d`` too: a glue from another page needs a format, `page.md::n:d`)."""
+    match = re.fullmatch(r"(\{glue:text\}`[^`]*?)(:[^:`]*)`", role)
+    if not match:
+        return role
+    spec = match.group(2).replace(",", "")
+    return f"{match.group(1)}{spec if spec not in (':', ':d') else ''}`"
+
+
+def without_separators(value: str) -> str:
+    """A glued number without its thousands separators: a Chinese sentence writes 25000."""
+    return re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", value)
+
+
 def test_the_chinese_edition_translates_the_intro_and_the_first_chapters() -> None:
     assert {"book/intro", "book/04_self_attention"} <= set(CATALOGUES), sorted(CATALOGUES)
 
@@ -82,6 +97,9 @@ def test_translations_keep_glue_math_code_and_links_verbatim(docname: str) -> No
         if not message.id or not message.string:
             continue
         english, chinese = kept_markup(message.id), kept_markup(message.string)
+        # A Chinese sentence writes 25000, not 25,000: a glued number may drop its format's `,`.
+        english, chinese = (Counter({without_thousands(item): count for item, count in found.items()})
+                            for found in (english, chinese))
         for role in list(chinese):
             match = re.fullmatch(r"\{glue:(\w+)\}`(\w+)_zh(:[^`]*)?`", role)
             if match:
@@ -147,7 +165,9 @@ def parsed(path: Path) -> PageParser:
 @pytest.mark.book
 @pytest.mark.parametrize("page", TRANSLATED_PAGES)
 def test_translated_pages_show_the_english_pages_glued_values(html_dir: Path, page: str) -> None:
-    english, chinese = parsed(html_dir / page).glued, parsed(html_dir / ZH_DIR / page).glued
+    # the same numbers, which a Chinese sentence writes without thousands separators
+    english, chinese = ({key: [without_separators(value) for value in values] for key, values in glued.items()}
+                        for glued in (parsed(html_dir / page).glued, parsed(html_dir / ZH_DIR / page).glued))
     problems = []
     for key, values in english.items():
         if f"{key}_zh" in chinese:  # the same fact in the chapter's Chinese words
@@ -229,6 +249,10 @@ def scratch_book(tmp_path: Path) -> Path:
             "# {title}\n\n```{{code-cell}} ipython3\nfrom IPython.display import Markdown\n"
             "from myst_nb import glue\nglue('w', 3.14159, display=False)\n"
             "glue('m', Markdown('**all** of them'), display=False)\n```\n\n"
+            # one execution, an output for each edition (a figure drawn with each edition's labels)
+            "```{{code-cell}} ipython3\nfrom IPython.display import display\n"
+            "display(Markdown('drawn for ' + 'English'), metadata={{'edition': 'en'}})\n"
+            "display(Markdown('drawn for ' + 'Chinese'), metadata={{'edition': 'zh_CN'}})\n```\n\n"
             "The weight is {{glue:text}}`w:.3f` and we got {{glue:md}}`m`, with $x^2$.\n\n"
             "## A section\n\nPlain text.\n")
     (root / "book" / "first.md").write_text(page.format(title="First"))
@@ -259,6 +283,9 @@ def test_a_translated_paragraph_glues_the_english_pages_values(tmp_path: Path) -
         translations.write_catalogue(path, catalogue)
     assert translations.build(root, LANGUAGE) == 0
     first = (root / "_build" / "html" / "zh" / "book" / "first.html").read_text(encoding="utf-8")
+    english_first = (root / "_build" / "html" / "book" / "first.html").read_text(encoding="utf-8")
+    assert "drawn for English" in english_first and "drawn for Chinese" not in english_first
+    assert "drawn for Chinese" in first and "drawn for English" not in first
     assert re.search(r'权重是 <span class="pasted-text glue-key-w">3.142</span>，得到的是 '
                      r'<span class="pasted-markdown glue-key-m"><strong>all</strong> of them</span>', first), first
     notes = (root / "_build" / "html" / "zh" / "book" / "notes.html").read_text(encoding="utf-8")

@@ -390,6 +390,23 @@ def test_chinese_text_is_drawn_in_a_cjk_font(browser: Any, site: str) -> None:
     assert browser.execute_script(CJK_GLYPH_DIFFERS_FROM_TOFU), "Chinese characters are drawn as empty boxes"
 
 
+# The width of an apostrophe and of a Chinese character in the font of a Chinese page's prose: a
+# CJK font listed before the Latin ones draws ’ full width ("couldn’ t").
+APOSTROPHE_AND_CHARACTER_WIDTHS = """
+const font = getComputedStyle(document.querySelector('article p')).font;
+const context = document.createElement('canvas').getContext('2d');
+context.font = font;
+return [context.measureText('\u2019').width, context.measureText('苹').width,
+        context.measureText('n').width];
+"""
+
+
+def test_latin_text_on_chinese_pages_is_drawn_in_a_latin_font(browser: Any, site: str) -> None:
+    browser.get(site + f"{ZH_DIR}/book/04_self_attention.html")
+    apostrophe, character, letter = browser.execute_script(APOSTROPHE_AND_CHARACTER_WIDTHS)
+    assert apostrophe < 0.5 * character and letter < 0.7 * character, (apostrophe, letter, character)
+
+
 def png_size(path: Path) -> tuple[int, int]:
     header = path.read_bytes()[:24]
     assert header[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"

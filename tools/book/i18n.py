@@ -14,6 +14,9 @@ It
   header that stays on screen (`_static/language-switch.js` takes the reader to the section they
   are reading), and says, in the reader's language, when a page of a
   translated edition has no translation yet (its text is then the English one);
+- gives a folded cell's own toggle words ("Show the solution") in the edition's language;
+- shows an output that a cell displayed for one edition (`display(fig, metadata={"edition":
+  "zh_CN"})`: the same figure drawn with Chinese labels) only in that edition;
 - in a translated edition, records every message of a translated page whose catalogue entry is
   missing, empty or fuzzy, in `<build>/translation-report.json`, which the tests read.
 
@@ -49,6 +52,16 @@ EDITIONS: dict[str, dict[str, str]] = {
     ENGLISH: {"prefix": "", "label": "English", "hreflang": "en", "untranslated": ""},
     "zh_CN": {"prefix": "zh/", "label": "中文", "hreflang": "zh-CN",
               "untranslated": "本页尚未译成中文，以下是英文原文。"},
+}
+# The words on a folded cell's toggle that a chapter sets itself (`mystnb: code_prompt_show:`),
+# in each translated edition; MyST-NB's own words come from the edition's configuration
+# (tools/translations.py). tests/book/test_typography.py checks that every chapter's are here.
+PROMPTS: dict[str, dict[str, str]] = {
+    "zh_CN": {
+        "Show the solution": "显示解答", "Hide the solution": "隐藏解答",
+        "Show the counts": "显示计数", "Hide the counts": "隐藏计数",
+        "Show the run's settings": "显示这次运行的设置", "Hide the run's settings": "隐藏这次运行的设置",
+    },
 }
 REPORT = "translation-report.json"
 
@@ -115,6 +128,57 @@ def translate_toctree_captions(app: Sphinx, doctree: nodes.document) -> None:
         entry = catalogue.get(toctree["caption"])
         if entry is not None and entry.string and not entry.fuzzy:
             toctree["caption"] = entry.string
+
+
+# An output a cell displays with `metadata={"edition": "zh_CN"}` (or "en") is shown only in that
+# edition: a figure drawn twice from the same data, with English and with Chinese labels, by the
+# one execution both editions read (book/04_self_attention.md, `show_editions`).
+OUTPUT_EDITION = "edition"
+
+
+def mark_output_editions() -> None:
+    """MyST-NB reads an output's metadata but keeps it off the page's nodes: its renderer is
+    wrapped so that the nodes of an output displayed for one edition say which."""
+    from myst_nb.core.render import NbElementRenderer
+
+    original = NbElementRenderer.render_mime_type
+    if getattr(original, "marks_edition", False):
+        return
+
+    def render_mime_type(self: Any, data: Any) -> list[nodes.Element]:
+        rendered = original(self, data)
+        wanted = (data.output_metadata or {}).get(OUTPUT_EDITION)
+        if wanted:
+            for node in rendered:
+                if isinstance(node, nodes.Element):
+                    node[OUTPUT_EDITION] = wanted
+        return rendered
+
+    render_mime_type.marks_edition = True  # type: ignore[attr-defined]
+    NbElementRenderer.render_mime_type = render_mime_type
+
+
+def keep_this_editions_outputs(app: Sphinx, doctree: nodes.document) -> None:
+    """Drop the outputs a cell displayed for the other edition."""
+    language = edition(app) if app.builder.name != "gettext" else ENGLISH
+    for bundle in list(doctree.findall(nodes.container)):
+        if bundle.get("nb_element") != "mime_bundle":
+            continue
+        wanted = {node[OUTPUT_EDITION] for node in bundle.findall(nodes.Element) if OUTPUT_EDITION in node}
+        if wanted and language not in wanted:
+            bundle.parent.remove(bundle)
+
+
+def translate_prompts(app: Sphinx, doctree: nodes.document) -> None:
+    """A folded cell's own toggle words ("Show the solution") in the edition's language, on
+    every page of a translated edition (its buttons and menus are in that language too)."""
+    words = PROMPTS.get(edition(app), {})
+    if not words:
+        return
+    for cell in doctree.findall(nodes.container):
+        for name in ("prompt_show", "prompt_hide"):
+            if cell.get(name) in words:
+                cell[name] = words[cell[name]]
 
 
 def alt_texts_of_unexecuted_cells(app: Sphinx, doctree: nodes.document) -> None:
@@ -208,9 +272,16 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("doctree-read", translate_toctree_captions, priority=400)
     app.connect("doctree-read", record_untranslated_messages)
     app.connect("doctree-read", alt_texts_of_unexecuted_cells)
+    app.connect("doctree-read", translate_prompts)
+    mark_output_editions()
+    # Before the alt texts of unexecuted cells, and before anything reads the outputs.
+    app.connect("doctree-read", keep_this_editions_outputs, priority=300)
     app.connect("env-purge-doc", purge_doc)
     app.connect("env-merge-info", merge_info)
     # After sphinx-book-theme (priority 501) has built the header buttons.
     app.connect("html-page-context", add_language_link, priority=900)
     app.connect("build-finished", write_report)
-    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
+    # env_version: raised when what this extension puts on the pages changes (the outputs of
+    # the other edition dropped, the toggles' words, the notebook buttons), so that a build
+    # reads and writes every page again instead of keeping pages written by the old one.
+    return {"version": "1", "env_version": 2, "parallel_read_safe": True, "parallel_write_safe": True}

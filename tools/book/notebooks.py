@@ -13,6 +13,11 @@ Binder builds its environment from.
 The list of names that closes each chapter (the directive `package-additions`) is written
 out, as plain Markdown, since notebooks know no directives.
 
+A translated edition publishes its own notebooks (`translated_notebook`): the same code cells,
+and Markdown cells whose paragraphs, headings, list items and table cells are replaced by their
+translations from the page's catalogue, found the way Sphinx finds them (a paragraph's text with
+its line breaks as spaces); what the catalogue lacks stays English.
+
 What this deliberately does not handle: outputs (the notebooks are published unexecuted) and
 MyST-only syntax in Markdown cells (roles such as {glue:text} show as plain text outside the book).
 """
@@ -24,6 +29,7 @@ import hashlib
 import re
 import sys
 from pathlib import Path
+from typing import Callable
 
 import jupytext
 import nbformat
@@ -70,15 +76,20 @@ def binder_requirements(repository_url: str, ref: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def chapter_notebook(chapter: Path, repository_url: str, ref: str = "main") -> nbformat.NotebookNode:
-    """The chapter as a notebook, with the install cell first and stable cell ids."""
+def chapter_notebook(chapter: Path, repository_url: str, ref: str = "main",
+                     translate: Callable[[str], str | None] | None = None) -> nbformat.NotebookNode:
+    """The chapter as a notebook, with the install cell first and stable cell ids; with
+    `translate` (a message -> its translation, or None), its Markdown cells translated."""
     notebook = jupytext.read(chapter, fmt="md:myst")
     root = next((p for p in Path(chapter).resolve().parents if (p / "_toc.yml").is_file()), None)
     for cell in notebook.cells:
         if cell.cell_type == "markdown" and root is not None and ADDITIONS.search(cell.source):
             name = Path(chapter).resolve().relative_to(root).as_posix()
-            additions = reference.chapter_additions(root, name, plain=True).strip()
+            # a translation finds the list's lines as the page has them, names as roles
+            additions = reference.chapter_additions(root, name, plain=translate is None).strip()
             cell.source = ADDITIONS.sub(lambda _: additions, cell.source)
+        if cell.cell_type == "markdown" and translate is not None:
+            cell.source = PYTHON_ROLE.sub(r"`\1`", translated_markdown(cell.source, translate))
     install = nbformat.v4.new_code_cell(install_source(repository_url, ref))
     install.id = INSTALL_CELL_ID
     notebook.cells.insert(0, install)
@@ -95,6 +106,75 @@ def chapter_notebook(chapter: Path, repository_url: str, ref: str = "main") -> n
     notebook.nbformat, notebook.nbformat_minor = 4, 5
     nbformat.validate(notebook)
     return notebook
+
+
+# A name in the package reference, as the additions list links it: `{py:func}`f(x) <target>``.
+PYTHON_ROLE = re.compile(r"\{py:\w+\}`([^`<]*?)(?:\s*<[^>`]*>)?`")
+# Directives whose content is Markdown a reader reads (and a catalogue translates).
+PROSE_DIRECTIVES = {"note", "tip", "hint", "important", "warning", "caution", "attention", "danger",
+                    "error", "seealso", "admonition", "dropdown"}
+
+
+def markdown_parser():  # -> markdown_it.MarkdownIt, as MyST reads the book's pages
+    from markdown_it.renderer import RendererHTML
+    from myst_parser.config.main import MdParserConfig
+    from myst_parser.parsers.mdit import create_md_parser
+
+    config = MdParserConfig(enable_extensions={"dollarmath", "amsmath", "colon_fence", "deflist", "substitution"})
+    return create_md_parser(config, RendererHTML)
+
+
+def translated_markdown(text: str, translate: Callable[[str], str | None]) -> str:
+    """`text` (a Markdown cell) with each paragraph, heading, list item and table cell that
+    `translate` knows replaced by its translation, on one line, after the markers it had
+    (`## `, `- `, `1. `, `> `); a table row is written again cell by cell."""
+    lines = text.split("\n")
+    tokens = markdown_parser().parse(text)
+    replacements: list[tuple[int, int, list[str]]] = []
+    for index, token in enumerate(tokens):
+        if token.type in ("paragraph_open", "heading_open") and token.map:
+            content = tokens[index + 1].content
+            translation = translate(message_of(content))
+            if translation is None:
+                continue
+            start, end = token.map
+            first = content.split("\n")[0]
+            column = lines[start].find(first)
+            prefix = lines[start][:column] if column >= 0 else ""
+            replacements.append((start, end, [prefix + translation]))
+        elif token.type == "tr_open" and token.map:
+            cells = []
+            for inner in tokens[index + 1:]:
+                if inner.type == "tr_close":
+                    break
+                if inner.type == "inline":
+                    cells.append((inner.content, translate(message_of(inner.content))))
+            if any(translation is not None for _, translation in cells):
+                row = " | ".join(translation or content for content, translation in cells)
+                replacements.append((token.map[0], token.map[0] + 1, [f"| {row} |"]))
+        elif token.type in ("fence", "colon_fence") and token.map and \
+                token.info.strip().strip("{}").split("}")[0] in PROSE_DIRECTIVES:
+            start, end = token.map
+            inside = translated_markdown(token.content.rstrip("\n"), translate).split("\n")
+            replacements.append((start + 1, start + 1 + len(token.content.rstrip("\n").split("\n")), inside))
+    for start, end, new in sorted(replacements, reverse=True):
+        lines[start:end] = new
+    return "\n".join(lines)
+
+
+def message_of(content: str) -> str:
+    """A paragraph's message, as Sphinx extracts it: its line breaks are spaces."""
+    return content.replace("\n", " ").strip()
+
+
+def catalogue_translations(path: Path) -> Callable[[str], str | None]:
+    """The translations of a page's catalogue: message -> translation, or None when it has
+    none (missing, empty or fuzzy)."""
+    from babel.messages.pofile import read_po
+
+    with path.open("rb") as handle:
+        found = {m.id: m.string for m in read_po(handle) if m.id and m.string and not m.fuzzy}
+    return found.get
 
 
 def write_notebook(notebook: nbformat.NotebookNode, path: Path) -> bool:

@@ -51,7 +51,7 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 import book
-from book import notebooks, reference
+from book import i18n, notebooks, reference
 from book.bibliography import AuthorYearLabels, AuthorYearStyle
 from book.execution import key_execution, outdated_pages, remember_execution
 from book.static import MATHJAX_ENTRY, _is_html, finish, mathjax_source, repository
@@ -101,27 +101,33 @@ class PackageAdditions(SphinxDirective):
         chapter = Path(self.env.doc2path(self.env.docname)).relative_to(root).as_posix()
         language = self.config.language if self.config.language in reference.ADDITIONS_WORDS else "en"
         try:
-            text = reference.chapter_additions(root, chapter, language=language)
+            text = reference.chapter_additions(root, chapter)
         except book.ExportError as err:
             raise self.error(f"package additions: {err}") from err
         for tool in ("cells.py", "chapters.py", "render.py", "reference.py"):
             self.env.note_dependency(str(Path(reference.__file__).with_name(tool)))
-        if text.strip() != reference.ADDITIONS_WORDS[language]["none"]:
-            text = folded_additions(text, language)
+        title = None
+        if text.strip() != reference.NO_ADDITIONS:
+            text, title = folded_additions(text, language)
         container = nodes.container()
         self.state.nested_parse(StringList(text.splitlines(), source=chapter), self.content_offset, container)
-        # Generated from the package, in each edition's words: not a message to translate.
+        # The list is the English one in every edition, so that its lines are messages of the
+        # page's catalogue, which a translated edition translates like the prose: the names and
+        # their docstrings' first paragraphs (a translation keeps each name's role verbatim).
+        # The count above it is written in the edition's words, not translated.
         for node in container.findall(nodes.TextElement):
-            node["translatable"] = False
+            if title is not None and node.astext().strip() == title:
+                node["translatable"] = False
         for child in container.children:
             child["classes"].append("package-additions")
         return container.children
 
 
-def folded_additions(text: str, language: str = "en") -> str:
-    """The additions list as a closed dropdown under one line that counts them: the list is a
-    reference a reader opens, not a page to scroll past."""
-    words = reference.ADDITIONS_WORDS[language]
+def folded_additions(text: str, language: str = "en") -> tuple[str, str]:
+    """The (English) additions list as a closed dropdown under one line that counts them, in
+    the edition's words: the list is a reference a reader opens, not a page to scroll past.
+    Returns the Markdown and that line."""
+    words = reference.ADDITIONS_WORDS["en"]
     lines = text.splitlines()
     modules = sum(not line.startswith("- ") and line.endswith(words["in"][-1]) for line in lines if line)
     names = sum(line.startswith("- ") and not line.startswith(f"- {words['constants']}") for line in lines)
@@ -130,11 +136,15 @@ def folded_additions(text: str, language: str = "en") -> str:
                  f"in {modules} module{'s' if modules > 1 else ''}")
     else:
         title = f"{modules} 个模块中的 {names} 个函数和类"
-    return f"::::{{dropdown}} {title}\n{text}\n::::\n"
+    return f"::::{{dropdown}} {title}\n{text}\n::::\n", title
 
 
 def publish_notebook(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
-    """Write a chapter's notebook and point the launch and download buttons at it."""
+    """Write a chapter's notebook and point the launch and download buttons at it.
+
+    A translated edition (tools/book/i18n.py) publishes a translated page's notebook in its own
+    site, its Markdown cells from the page's catalogue (tools/book/notebooks.py), and points
+    "Suggest edit" at that catalogue; an untranslated page's buttons open the English notebook."""
     if not _is_html(app) or "kernelspec" not in app.env.metadata.get(pagename, {}):
         return
     source = Path(app.env.doc2path(pagename))
@@ -143,22 +153,38 @@ def publish_notebook(app: Sphinx, pagename: str, templatename: str, context: dic
     url, org, name = repository(app)
     folder = app.config.book_site_notebooks_dir
     relpath = f"{folder}/{pagename}.ipynb"
-    notebooks.write_notebook(
-        notebooks.chapter_notebook(source, url, app.config.book_site_install_ref),
-        Path(app.outdir) / relpath,
-    )
+    language = i18n.edition(app)
+    prefix = i18n.EDITIONS[language]["prefix"]  # where the edition's site sits in the English one
+    translated = i18n.is_translated(app, pagename)
+    if translated:
+        catalogue = i18n.catalogue_path(Path(app.srcdir), language, pagename)
+        notebook = notebooks.chapter_notebook(source, url, app.config.book_site_install_ref,
+                                              translate=notebooks.catalogue_translations(catalogue))
+    elif not prefix:
+        notebook = notebooks.chapter_notebook(source, url, app.config.book_site_install_ref)
+    else:
+        notebook = None  # the English notebook, which the English site publishes
+    if notebook is not None:
+        notebooks.write_notebook(notebook, Path(app.outdir) / relpath)
+        site_path, download = prefix + relpath, context["pathto"](relpath, 1)
+    else:
+        site_path = relpath
+        download = "../" * (pagename.count("/") + prefix.count("/")) + relpath
     branch = app.config.book_site_pages_branch
     launch = app.config.html_theme_options.get("launch_buttons", {})
     targets = {
-        "Colab": f"{launch.get('colab_url', '').rstrip('/')}/github/{org}/{name}/blob/{branch}/{relpath}",
-        "Binder": f"{launch.get('binderhub_url', '').rstrip('/')}/v2/gh/{org}/{name}/{branch}?urlpath=lab/tree/{relpath}",
+        "Colab": f"{launch.get('colab_url', '').rstrip('/')}/github/{org}/{name}/blob/{branch}/{site_path}",
+        "Binder": f"{launch.get('binderhub_url', '').rstrip('/')}/v2/gh/{org}/{name}/{branch}?urlpath=lab/tree/{site_path}",
     }
+    source_branch = app.config.html_theme_options.get("repository_branch") or "main"
     for group in context.get("header_buttons", []):
         for button in group.get("buttons", []):
             if group.get("label") == "launch-buttons" and button.get("text") in targets:
                 button["url"] = targets[button["text"]]
             elif button.get("label") == "download-notebook-button":
-                button["url"] = context["pathto"](relpath, 1)
+                button["url"] = download
+            elif button.get("label") == "source-edit-button" and translated:
+                button["url"] = f"{url}/edit/{source_branch}/locales/{language}/LC_MESSAGES/{pagename}.po"
     # The theme also copies the executed notebook to _sources/; nothing links to it any more.
     (Path(app.outdir) / "_sources" / f"{pagename}.ipynb").unlink(missing_ok=True)
 

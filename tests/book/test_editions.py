@@ -1,0 +1,254 @@
+"""The Chinese edition beside the English one: its own notebooks (Markdown from the catalogues, the
+same code) behind its pages' buttons and "Suggest edit" on its catalogues; one `_static` (and one
+`_images`) for both sites; each edition's own figures from the one execution; the toggles of its
+folded cells in Chinese.
+
+The unit tests run in seconds without a build; the tests marked `book` read `make book`'s site."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, ZH_DIR
+from test_book import book_pages
+
+sys.path.insert(0, str(ROOT / "tools"))
+import translations  # noqa: E402
+from book import notebooks  # noqa: E402
+
+LANGUAGE = "zh_CN"
+CATALOGUES = translations.catalogues(ROOT, LANGUAGE)
+REPOSITORY = "https://github.com/scratchformer/scratchformer"
+
+
+# -- the Chinese notebooks ---------------------------------------------------------------------
+
+MARKDOWN = """(label)=
+## A heading
+
+A paragraph that
+spans two lines, with `code` and $x$.
+
+- An item.
+- Another item
+  on two lines.
+
+| name | meaning |
+| --- | --- |
+| `T` | number of tokens |
+
+```{note}
+Inside a note.
+```
+
+Nobody translated this."""
+
+CATALOGUE = {
+    "A heading": "一个标题",
+    "A paragraph that spans two lines, with `code` and $x$.": "一段跨两行的文字，含 `code` 和 $x$。",
+    "An item.": "一项。", "Another item on two lines.": "另一项，占两行。",
+    "name": "名称", "number of tokens": "词元数",
+    "Inside a note.": "注释里的文字。",
+}
+
+
+def test_a_markdown_cell_is_translated_message_by_message_and_keeps_its_markup() -> None:
+    assert notebooks.translated_markdown(MARKDOWN, CATALOGUE.get) == """(label)=
+## 一个标题
+
+一段跨两行的文字，含 `code` 和 $x$。
+
+- 一项。
+- 另一项，占两行。
+
+| 名称 | meaning |
+| --- | --- |
+| `T` | 词元数 |
+
+```{note}
+注释里的文字。
+```
+
+Nobody translated this."""
+
+
+@pytest.mark.parametrize("docname", [name for name in sorted(CATALOGUES)
+                                     if (ROOT / f"{name}.md").is_file() and "kernelspec" in
+                                     (ROOT / f"{name}.md").read_text(encoding="utf-8")[:400]])
+def test_a_translated_chapters_notebook_has_its_code_and_chinese_prose(docname: str) -> None:
+    chapter = ROOT / f"{docname}.md"
+    english = notebooks.chapter_notebook(chapter, REPOSITORY)
+    chinese = notebooks.chapter_notebook(chapter, REPOSITORY,
+                                         translate=notebooks.catalogue_translations(CATALOGUES[docname]))
+    assert [(c.cell_type, c.source) for c in chinese.cells if c.cell_type == "code"] == \
+        [(c.cell_type, c.source) for c in english.cells if c.cell_type == "code"]
+    prose = [c.source for c in chinese.cells if c.cell_type == "markdown"]
+    assert len(prose) == sum(c.cell_type == "markdown" for c in english.cells)
+    # every line of prose is Chinese, or carries no English sentence (a formula, a label, a table rule)
+    english_lines = [line for cell in prose for line in cell.split("\n")
+                     if not re.search(r"[\u4e00-\u9fff]", line)
+                     and re.search(r"[A-Za-z]{3,} [a-z]{3,} [a-z]{3,}",
+                                   re.sub(r"`[^`]*`|\$[^$]*\$|\]\([^)]*\)", "", line))]
+    assert not english_lines, english_lines[:5]
+    assert "本章向包中添加的内容" in prose[-1] and "{py:" not in prose[-1]
+
+
+# -- one _static -------------------------------------------------------------------------------
+
+def test_a_translated_site_points_at_the_english_sites_copies_of_the_same_files(tmp_path: Path) -> None:
+    english, built = tmp_path / "html", tmp_path / "zh-build"
+    for site, theme, language in ((english, "body{}", "en"), (built, "body{}", "zh")):
+        (site / "_static").mkdir(parents=True)
+        (site / "_static" / "theme.css").write_text(theme)
+        (site / "_static" / "documentation_options.js").write_text(f"LANGUAGE: '{language}'")
+    (built / "book").mkdir()
+    page = built / "book" / "page.html"
+    page.write_text('<link href="../_static/theme.css?v=1"><script src="../_static/documentation_options.js">'
+                    '</script><img src="../_static/theme.css"><a href="../other_static/theme.css">')
+    shared = translations.share_with_english(built, english, "_build/html/zh")
+    assert shared == {Path("_static/theme.css")}
+    pointed = page.read_text()
+    assert pointed == ('<link href="../../_static/theme.css?v=1"><script src="../_static/documentation_options.js">'
+                       '</script><img src="../../_static/theme.css"><a href="../other_static/theme.css">')
+    translations.share_with_english(built, english, "_build/html/zh")
+    assert page.read_text() == pointed, "a page pointed once is not pointed again"
+    site = tmp_path / "site"
+    translations.mirror(built, site, leave_out=shared)
+    assert sorted(p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()) == \
+        ["_static/documentation_options.js", "book/page.html"]
+
+
+class Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[str] = []
+        self.buttons: dict[str, str] = {}
+        self.prompts: list[str] = []
+        self._prompt = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = dict(attrs)
+        for key in ("src", "href"):
+            if values.get(key) and (tag, key) in {("img", "src"), ("script", "src"), ("link", "href"), ("a", "href")}:
+                self.links.append(values[key])
+        classes = (values.get("class") or "").split()
+        if tag == "a" and values.get("href"):
+            for label in ("download-notebook-button", "source-edit-button"):
+                if label in classes:
+                    self.buttons[label] = values["href"]
+            if "btn-launch" in classes or "launch" in (values.get("title") or "").lower():
+                self.buttons.setdefault(values.get("title") or "", values["href"])
+        self._prompt = tag == "p" and "admonition-title" in classes
+
+    def handle_data(self, data: str) -> None:
+        if self._prompt and data.strip():
+            self.prompts.append(data.strip())
+            self._prompt = False
+
+
+def links(page: Path) -> Links:
+    parser = Links()
+    parser.feed(page.read_text(encoding="utf-8"))
+    return parser
+
+
+def size(folder: Path, pages: bool) -> int:
+    return sum(path.stat().st_size for path in folder.rglob("*")
+               if path.is_file() and (path.suffix == ".html") == pages)
+
+
+@pytest.mark.book
+def test_the_chinese_site_adds_its_pages_not_a_second_copy_of_the_static_files(html_dir: Path) -> None:
+    chinese = html_dir / ZH_DIR
+    static = sum(path.stat().st_size for path in (chinese / "_static").rglob("*") if path.is_file())
+    assert static < 200_000, f"_build/html/zh/_static holds {static} bytes: the English site's copies are shared"
+    assert not (chinese / "_static" / "mathjax").exists() and not (chinese / "_static" / "ort").exists()
+    beyond_pages = size(chinese, pages=False)
+    assert beyond_pages < 10_000_000, f"the Chinese site holds {beyond_pages} bytes besides its pages"
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("page", book_pages())
+def test_every_file_a_chinese_page_uses_exists(html_dir: Path, page: str) -> None:
+    source = html_dir / ZH_DIR / page
+    missing = []
+    for link in links(source).links:
+        target = link.split("#")[0].split("?")[0]
+        if not target or re.match(r"^[a-z]+:", target):
+            continue  # the same page, or another site
+        if not (source.parent / target).resolve().exists():
+            missing.append(link)
+    assert not missing, missing
+
+
+# -- notebooks and "Suggest edit" ------------------------------------------------------------
+
+@pytest.mark.book
+@pytest.mark.parametrize("page", book_pages())
+def test_chinese_pages_buttons_open_the_chinese_notebook_and_edit_the_catalogue(html_dir: Path, page: str) -> None:
+    docname = page.removesuffix(".html")
+    chinese, english = links(html_dir / ZH_DIR / page), links(html_dir / page)
+    download = chinese.buttons.get("download-notebook-button")
+    if download is None:
+        assert "download-notebook-button" not in english.buttons
+        return  # a page that is not a notebook
+    notebook = (html_dir / ZH_DIR / page).parent / download
+    assert notebook.resolve().is_file(), download
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    english_cells = json.loads(((html_dir / page).parent / english.buttons["download-notebook-button"])
+                               .read_text(encoding="utf-8"))["cells"]
+    code = [cell["source"] for cell in cells if cell["cell_type"] == "code"]
+    assert code == [cell["source"] for cell in english_cells if cell["cell_type"] == "code"]
+    prose = "".join("".join(cell["source"]) for cell in cells if cell["cell_type"] == "markdown")
+    edit = chinese.buttons.get("source-edit-button", "")
+    if docname in CATALOGUES:
+        assert notebook.resolve().is_relative_to((html_dir / ZH_DIR).resolve())
+        assert re.search(r"[\u4e00-\u9fff]", prose)
+        assert edit.endswith(f"/locales/{LANGUAGE}/LC_MESSAGES/{docname}.po"), edit
+        source = (html_dir / ZH_DIR / page).read_text(encoding="utf-8")
+        assert f"/blob/gh-pages/{ZH_DIR}/_notebooks/{docname}.ipynb" in source  # Colab
+        assert f"urlpath=lab/tree/{ZH_DIR}/_notebooks/{docname}.ipynb" in source  # Binder
+    else:  # the English text, so the English notebook and source
+        assert notebook.resolve() == ((html_dir / page).parent / english.buttons["download-notebook-button"]).resolve()
+        assert edit.endswith(f"/{docname}.md"), edit
+
+
+# -- toggles and figures ------------------------------------------------------------------------
+
+@pytest.mark.book
+@pytest.mark.parametrize("page", book_pages())
+def test_chinese_pages_toggles_speak_chinese(html_dir: Path, page: str) -> None:
+    prompts = links(html_dir / ZH_DIR / page).prompts
+    english = [prompt for prompt in prompts if not re.search(r"[\u4e00-\u9fff]", prompt)]
+    assert not english, english
+    assert len(prompts) == len(links(html_dir / page).prompts)
+
+
+def has_chinese_font() -> bool:
+    found = subprocess.run(["fc-list", ":lang=zh"], capture_output=True, text=True, check=False)
+    return bool(found.stdout.strip())
+
+
+@pytest.mark.book
+def test_each_edition_shows_its_own_chapter_4_figures(html_dir: Path) -> None:
+    """The phone book's heatmap and the two 苹果 bar chart are drawn twice by one execution, with
+    English and with Chinese labels; each edition shows its own (tools/book/i18n.py)."""
+    page = "book/04_self_attention.html"
+    english = [link for link in links(html_dir / page).links if "_images/" in link]
+    chinese = [link for link in links(html_dir / ZH_DIR / page).links if "_images/" in link]
+    assert len(english) == len(chinese)
+    own = [link for link in chinese if "/" + link.split("_images/")[1] not in
+           {"/" + other.split("_images/")[1] for other in english}]
+    if has_chinese_font():
+        assert len(own) == 2, own
+        assert all((html_dir / ZH_DIR / "book" / link).resolve().is_file() for link in own)
+        assert all(not link.startswith("../../") for link in own), "the Chinese figures are the Chinese site's own"
+    else:
+        assert not own, "without a Chinese font both editions show the figures with English labels"
