@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 pytest.importorskip("matplotlib")
 
-from scratchbook.diagrams import (EXAMPLE_IDS, STEPS, Grid, pipeline_map, shape_diagram)  # noqa: E402
+from scratchbook.diagrams import (EXAMPLE_IDS, STEPS, STEPS_ZH, Grid, chinese_font, pipeline_map,  # noqa: E402
+                                  shape_diagram)
 from scratchformer.tokenize.gpt2_files import gpt2_encoding  # noqa: E402
 
 
@@ -26,6 +29,30 @@ def test_the_map_draws_every_step(step: str) -> None:
 def test_the_map_refuses_an_unknown_step() -> None:
     with pytest.raises(ValueError, match="step must be one of"):
         pipeline_map("embedding", "chapter 2")
+    with pytest.raises(ValueError, match="language must be 'en' or 'zh_CN'"):
+        pipeline_map("tokens", "chapter 1", language="zh")
+
+
+def test_the_chinese_map_names_the_same_steps_in_chinese() -> None:
+    assert [key for key, *_ in STEPS_ZH] == [key for key, *_ in STEPS]
+    assert [example for *_, example, _ in STEPS_ZH[:-1]] == [example for *_, example, _ in STEPS[:-1]]
+    assert all(re.search(r"[\u4e00-\u9fff]", title) for _, title, *_ in STEPS_ZH)
+    chinese = pipeline_map("attention", "第 4 章：自注意力", language="zh_CN").data
+    english = pipeline_map("attention", "chapter 4: self-attention").data
+    assert chinese.lstrip().startswith("<svg") and chinese != english
+
+
+def test_the_map_for_both_editions_shows_each_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    shown: list[tuple[str, object]] = []
+    monkeypatch.setattr("IPython.display.display",
+                        lambda drawing, metadata=None: shown.append((metadata, drawing.data)))
+    assert pipeline_map("tokens", "chapter 1: tokenization", "第 1 章：词元化") is None
+    english = pipeline_map("tokens", "chapter 1: tokenization").data
+    if chinese_font() is None:
+        assert shown == [(None, english)], "without a Chinese font, the English map for both"
+    else:
+        assert [metadata for metadata, _ in shown] == [{"edition": "en"}, {"edition": "zh_CN"}]
+        assert shown[0][1] == english and shown[1][1] != english
 
 
 def test_a_shape_diagram_draws_matrices_and_operations() -> None:

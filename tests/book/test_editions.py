@@ -247,8 +247,29 @@ def test_each_edition_shows_its_own_chapter_4_figures(html_dir: Path) -> None:
     own = [link for link in chinese if "/" + link.split("_images/")[1] not in
            {"/" + other.split("_images/")[1] for other in english}]
     if has_chinese_font():
-        assert len(own) == 2, own
+        assert len(own) == 3, own  # the two figures and the chapter's map
         assert all((html_dir / ZH_DIR / "book" / link).resolve().is_file() for link in own)
         assert all(not link.startswith("../../") for link in own), "the Chinese figures are the Chinese site's own"
     else:
         assert not own, "without a Chinese font both editions show the figures with English labels"
+
+
+def map_image(page: Path) -> str:
+    """The `src` of the page's map (its image of class pipeline-map)."""
+    found = re.search(r'<img[^>]*class="[^"]*pipeline-map[^"]*"[^>]*>', page.read_text(encoding="utf-8"))
+    assert found, f"{page}: no map"
+    return re.search(r'src="([^"]+)"', found.group(0)).group(1)
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("page", [page for page in book_pages() if re.match(r"book/\d\d_", page)])
+def test_each_edition_opens_a_chapter_with_its_own_map(html_dir: Path, page: str) -> None:
+    """The map every chapter opens with is drawn in Chinese for the Chinese edition
+    (`scratchbook.diagrams.pipeline_map(..., here_zh)`), from the same execution."""
+    english = map_image(html_dir / page).split("_images/")[1]
+    chinese = map_image(html_dir / ZH_DIR / page)
+    if has_chinese_font():
+        assert chinese.split("_images/")[1] != english and not chinese.startswith("../../"), chinese
+        assert (html_dir / ZH_DIR / page).parent.joinpath(chinese).resolve().is_file()
+    else:
+        assert chinese.split("_images/")[1] == english

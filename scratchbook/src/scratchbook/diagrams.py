@@ -4,8 +4,12 @@ Nothing in the model uses this module. It is written by hand, not exported from 
 every chapter opens with `pipeline_map`, so no chapter could define it before the others use
 it. It needs matplotlib (installed with the book's requirements, `pip install .[book]`).
 
-- `pipeline_map(step, here)` draws the book's pipeline, text -> tokens -> embeddings +
-  positions -> attention -> blocks -> prediction, with one step highlighted.
+- `pipeline_map(step, here, here_zh)` draws the book's pipeline, text -> tokens -> embeddings +
+  positions -> attention -> blocks -> prediction, with one step highlighted; given `here_zh`,
+  once for each edition of the book (`show_editions`), the Chinese one in Chinese.
+- `show_editions(draw_english, draw_chinese)` shows a figure drawn with English labels on the
+  English pages and the same figure drawn with Chinese labels on the Chinese ones (each output
+  carries its `edition`); `chinese_font()` finds a font that has Chinese characters.
 - `shape_diagram(rows)` draws rows of matrices (`Grid`) and the operations between them, each
   matrix as a grid of cells with its name above and its shape below.
 - `record_labels(fig)`, a figure hook that `book/matplotlibrc` installs for every chapter's
@@ -34,6 +38,16 @@ STEPS = [
     ("blocks", "blocks", "(B, T, C)", "ch. 9"),
     ("prediction", "prediction", "next token\nor class", "ch. 10-"),
 ]
+STEPS_ZH = [
+    ("text", "文本", '"The next day\nis bright"', ""),
+    ("tokens", "词元", "[464, 1306,\n1110, 318,\n6016]", "第 1 章"),
+    ("embeddings", "嵌入\n+ 位置", "(B, T, C)", "第 2–3 章"),
+    ("attention", "注意力", "(B, T, C)", "第 4–8 章"),
+    ("blocks", "块", "(B, T, C)", "第 9 章"),
+    ("prediction", "预测", "下一个词元\n或类别", "第 10 章起"),
+]
+CHINESE_FONTS = ["Noto Sans CJK SC", "Source Han Sans SC", "WenQuanYi Micro Hei",
+                 "WenQuanYi Zen Hei", "PingFang SC", "Microsoft YaHei", "SimHei"]
 # GPT-2's ids of the map's example sentence (tests/test_diagrams.py checks them).
 EXAMPLE_IDS = [464, 1306, 1110, 318, 6016]
 HIGHLIGHT, PLAIN, EDGE = "#f6b042", "#eef1f5", "#4a5568"
@@ -56,16 +70,72 @@ def _svg(fig) -> object:
     return SVG(re.sub(r"<svg\b", f"<svg {attribute}", buffer.getvalue(), count=1))
 
 
-def pipeline_map(step: str, here: str) -> object:
+def chinese_font() -> str | None:
+    """A font with Chinese characters (Debian's fonts-wqy-microhei, or what the system has),
+    for the Chinese edition's figures; None when there is none."""
+    from matplotlib import font_manager
+
+    def found() -> str | None:
+        installed = {font.name for font in font_manager.fontManager.ttflist}
+        return next((name for name in CHINESE_FONTS if name in installed), None)
+
+    if found() is None:  # installed after matplotlib listed the fonts
+        parts = ("wqy", "cjk", "sourcehan", "pingfang", "msyh", "simhei")
+        for path in font_manager.findSystemFonts():
+            if any(part in path.lower() for part in parts):
+                font_manager.fontManager.addfont(path)
+    return found()
+
+
+def show_editions(draw_english, draw_chinese) -> None:
+    """Display what `draw_english()` returns on the English pages and what `draw_chinese()`
+    returns, drawn with a Chinese font, on the Chinese ones (each output's `edition`); without
+    a Chinese font, the English drawing alone, on both. A matplotlib figure is closed once
+    shown."""
+    from IPython.display import display
+    from matplotlib import pyplot as plt
+
+    font = chinese_font()
+    editions = ([(None, draw_english, None)] if font is None else
+                [("en", draw_english, None), ("zh_CN", draw_chinese, ["DejaVu Sans", font])])
+    for edition, draw, family in editions:
+        with plt.rc_context({"font.family": family} if family else {}):
+            drawing = draw()
+        display(drawing, metadata={"edition": edition} if edition else None)
+        if hasattr(drawing, "savefig"):
+            plt.close(drawing)
+
+
+def pipeline_map(step: str, here: str, here_zh: str | None = None,
+                 language: str = "en") -> object:
     """The book's pipeline with `step` highlighted and `here` (e.g. "chapter 4: self-attention")
-    written above it. `step` is one of "tokens", "embeddings", "attention", "blocks",
-    "prediction" (or "text")."""
-    from matplotlib.figure import Figure
-    from matplotlib.patches import FancyBboxPatch
+    written above it, in `language` ("en", or "zh_CN" with the steps named in Chinese). With
+    `here_zh`, the map is shown once for each edition (`show_editions`): `here` on the English
+    pages, `here_zh` on the Chinese ones. `step` is one of "tokens", "embeddings", "attention",
+    "blocks", "prediction" (or "text")."""
+    from matplotlib import rc_context
 
     keys = [key for key, *_ in STEPS]
     if step not in keys:
         raise ValueError(f"step must be one of {keys}, got {step!r}")
+    if language not in ("en", "zh_CN"):
+        raise ValueError(f"language must be 'en' or 'zh_CN', got {language!r}")
+    if here_zh is not None:
+        show_editions(lambda: pipeline_map(step, here),
+                      lambda: pipeline_map(step, here_zh, language="zh_CN"))
+        return None
+    steps = STEPS if language == "en" else STEPS_ZH
+    font = chinese_font() if language == "zh_CN" else None
+    with rc_context({"font.family": ["DejaVu Sans", font]} if font else {}):
+        return _draw_map(steps, step, here, ["DejaVu Sans Mono", font] if font else "monospace")
+
+
+def _draw_map(steps: list[tuple[str, str, str, str]], step: str, here: str,
+              monospace: str | list[str]) -> object:
+    """`pipeline_map`'s drawing, its labels those of `steps`, its examples in `monospace`."""
+    from matplotlib.figure import Figure
+    from matplotlib.patches import FancyBboxPatch
+
     # Drawn at the width of the book's text column (about 7.5 inches), so that 1 pt is 1 pt.
     fig = Figure(figsize=(7.6, 1.75))
     ax = fig.add_axes((0, 0, 1, 1))
@@ -73,7 +143,7 @@ def pipeline_map(step: str, here: str) -> object:
     ax.set_ylim(-0.32, 1.43)
     ax.axis("off")
     width, gap = 1.06, 0.24
-    for i, (key, title, example, chapters) in enumerate(STEPS):
+    for i, (key, title, example, chapters) in enumerate(steps):
         x = 0.02 + i * (width + gap)
         active = key == step
         ax.add_patch(FancyBboxPatch(
@@ -82,13 +152,13 @@ def pipeline_map(step: str, here: str) -> object:
         ax.text(x + width / 2, 0.72, title, ha="center", va="center", fontsize=11,
                 weight="bold" if active else "normal", linespacing=0.95)
         ax.text(x + width / 2, 0.25, example, ha="center", va="center", fontsize=9.5,
-                family="monospace", color="#222222", linespacing=1.05)
+                family=monospace, color="#222222", linespacing=1.05)
         ax.text(x + width / 2, -0.17, chapters, ha="center", va="center", fontsize=10,
                 color="#444444")
         if active:
             # Centred on its box, but never past the map's ends: a wider image would be
             # scaled down to the column, and its labels with it.
-            align = "left" if i == 0 else "right" if i == len(STEPS) - 1 else "center"
+            align = "left" if i == 0 else "right" if i == len(steps) - 1 else "center"
             anchor = {"left": x, "center": x + width / 2, "right": x + width}[align]
             ax.text(anchor, 1.2, here, ha=align, va="center", fontsize=11,
                     weight="bold", color="#8a4b00")
