@@ -66,6 +66,7 @@ EXPECTED_IN_HTML: dict[str, list[str]] = {
     "book/10_bert.html": [
         "50,260", "16,090,114", "3,283,330", "66,690",  # vocabulary; parameters
         "25,000 of 25,000", "2.0",  # chapter 1's tokenizer and tiktoken agree; tiktoken's speed
+        "22,500", "2,500",  # the reviews chapter 11's first model learns from, and holds out
     ],
     "book/13_pretraining.html": [
         "86.5%", "92.76%", "86.71%", "91.50%", "7.02",  # Dai & Le; chapter 11; NBSVM; frequencies
@@ -107,6 +108,7 @@ EXPECTED_IN_HTML: dict[str, list[str]] = {
         "505", "12.9", "2.8",  # the nucleus; the key/value cache's speed-ups
         "54.0%", "31",  # agreement with the requested sentiment (fine-tuned); identical pairs
         "+8.0", "+0.00067", "1.15",  # judged, paired; likelihood (mean of per-review gaps)
+        "49,261",  # the unlabelled reviews chapter 11's served model also learned from
     ],
     "book/09_transformer_block.html": [
         "0.655", "0.0607", "0.507", "1.603", "-0.873", "0.304", "-0.020", "-1.522",
@@ -532,6 +534,22 @@ def test_no_page_shows_a_path_of_the_build_machine(html_dir: Path) -> None:
             where = text.index(hits[0])
             found[page.relative_to(html_dir).as_posix()] = (hits, text[max(0, where - 80):where + 80])
     assert not found, found
+
+
+def test_what_chapters_10_and_12_say_chapter_11s_models_learned_from_is_in_their_records() -> None:
+    """Chapter 10 quotes the reviews chapter 11's first run learned from and held out
+    (`imdb_cpu.json`), chapter 12 the unlabelled reviews the model in chapter 11's box learned
+    from as well (`imdb_taught_blocks.json`, the arm the book serves): the numbers the built
+    pages must show are the records' own."""
+    results = ROOT / "book" / "results"
+    first = json.loads((results / "imdb_cpu.json").read_text(encoding="utf-8"))["data"]
+    held_out = first["validation_reviews"]
+    fitted = first["splits"]["train"]["reviews"] - held_out
+    assert {f"{fitted:,}", f"{held_out:,}"} <= set(EXPECTED_IN_HTML["book/10_bert.html"])
+    taught = json.loads((results / "imdb_taught_blocks.json").read_text(encoding="utf-8"))
+    served = taught["runs"][taught["best_transformer_test_accuracy"]["arm"]]
+    unlabelled = {run["unlabelled"] for run in served.values()}
+    assert len(unlabelled) == 1 and f"{unlabelled.pop():,}" in EXPECTED_IN_HTML["book/12_gpt.html"]
 
 
 def test_every_mention_of_the_source_links_to_its_entry_in_the_bibliography() -> None:

@@ -185,6 +185,21 @@ def test_cached_block_equals_the_block_on_the_whole_sequence(device: torch.devic
         block_with_cache(model.blocks[0], x, KVCache(2, 24), 0)
 
 
+def test_the_cached_block_differs_from_the_whole_only_by_float32_rounding() -> None:
+    """Chapter 12's reading of its comparison: in float64 the cached block and the block on the
+    whole sequence agree to float64's rounding, so what float32 leaves is rounding too (the
+    two paths multiply matrices of other shapes), not another formula."""
+    model = tiny_model().double()
+    x = torch.randn(2, 12, 16, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    with torch.no_grad():
+        for layer, block in enumerate(model.blocks):
+            cache = KVCache(len(model.blocks), 24)
+            pieces = [block_with_cache(block, x[:, a:b], cache, layer)
+                      for a, b in ((0, 5), (5, 6), (6, 12))]
+            difference = (torch.cat(pieces, dim=1) - block(x)).abs().max().item()
+            assert difference < 1e-12, f"block {layer}: {difference:.1e} in float64"
+
+
 @pytest.mark.parametrize("impl", ["explicit", "sdpa"])
 def test_cached_and_uncached_greedy_generation_agree(device: torch.device, impl: str) -> None:
     model = tiny_model(device, impl=impl)
