@@ -18,7 +18,7 @@ import argparse
 import sys
 
 from scratchbook.arguments import (existing_folder, non_negative_int, output_file, positive_int,
-                              refuse)
+                                   refuse)
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:

@@ -13,10 +13,10 @@ import pytest
 from conftest import ROOT
 from scratchbook.record import RecordError
 from scratchbook.records.handwritten import (MODELS, PAIR_KINDS, REVIEW_KINDS,
-                                               accuracy_by_kind, accuracy_difference,
-                                               confident_errors, handwritten_figures,
-                                               pairs_both_right, pairs_ordered,
-                                               read_handwritten, reading_figures)
+                                             accuracy_by_kind, accuracy_difference,
+                                             confident_errors, handwritten_figures,
+                                             pairs_both_right, pairs_ordered,
+                                             read_handwritten, reading_figures)
 
 RESULTS = ROOT / "book" / "results"
 WORD = re.compile(r"[a-z']+")

@@ -21,10 +21,10 @@ from conftest import ROOT
 from scratchbook.record import RecordError
 from scratchformer.measure.statistics import paired_difference
 from scratchbook.records.taught import (SHORT_TEXTS, blocks_figures,
-                                          per_review, read_sentences_record,
-                                          read_taught_record, sentence_arms, sentences_arm,
-                                          sentences_figures, shared_words_figures, short_arm,
-                                          taught_figures, taught_table)
+                                        per_review, read_sentences_record,
+                                        read_taught_record, sentence_arms, sentences_arm,
+                                        sentences_figures, shared_words_figures, short_arm,
+                                        taught_figures, taught_table)
 
 RESULTS = ROOT / "book" / "results"
 RECORD = RESULTS / "imdb_taught.json"

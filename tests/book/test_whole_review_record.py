@@ -15,7 +15,7 @@ from conftest import ROOT
 from scratchbook.record import RecordError
 from scratchformer.measure.statistics import paired_difference
 from scratchbook.records.whole_review import (CANDIDATES, read_whole_review_record,
-                                                whole_review_figures, whole_review_table)
+                                              whole_review_figures, whole_review_table)
 
 RESULTS = ROOT / "book" / "results"
 RECORD = RESULTS / "imdb_whole_review.json"

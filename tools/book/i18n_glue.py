@@ -14,6 +14,10 @@ It
 - keeps what the notebook computed out of the catalogues: text inside cell outputs and glued
   Markdown blocks is marked untranslatable (an output's numbers would otherwise become messages
   that change with every run); the alt text of output images stays translatable;
+- keeps the package reference's listing out of them too (`book/reference.md`'s sections that a
+  `py:module` directive opens, generated from the package by tools/book/reference.py): the
+  package's names and docstrings are in English in every edition, as in the lists that close
+  the chapters, and would otherwise become messages that change with every docstring;
 - marks glued Markdown (`{glue:md}`) with the class `pasted-markdown`, as MyST-NB marks glued
   text with `pasted-text`, and both with `glue-key-<key>`, so that a test can compare every
   glued value of the two editions. Where a glued phrase is words, not a number ("all of them"),
@@ -140,14 +144,26 @@ def ancestors(node: nodes.Node) -> list[nodes.Element]:
     return found
 
 
+def in_module_reference(node: nodes.Element) -> bool:
+    """Whether `node` sits in a section that a `py:module` directive opens (its target's id is
+    `module-<name>`): a module of the generated package reference."""
+    return any(isinstance(parent, nodes.section) and any(
+        isinstance(child, nodes.target) and any(i.startswith("module-") for i in child["ids"])
+        for child in parent.children) for parent in [node, *ancestors(node)])
+
+
 class KeepComputedTextUntranslated(SphinxTransform):
-    """Text the notebook computed is not a message; output images keep their alt text."""
+    """Text the notebook computed, or the package reference generated, is not a message;
+    output images keep their alt text."""
 
     default_priority = LOCALE_PRIORITY - 5
 
     def apply(self, **kwargs: Any) -> None:
         for node in self.document.findall(nodes.TextElement):
-            if computed(node):
+            # not an inline: Sphinx later unwraps every inline marked `translatable`
+            # (sphinx.transforms.i18n.RemoveTranslatableInline), which empties a link's text
+            reference = not isinstance(node, nodes.inline) and in_module_reference(node)
+            if computed(node) or reference:
                 node["translatable"] = False
 
 

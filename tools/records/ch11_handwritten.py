@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 from scratchbook.arguments import (checkpoint, default_record, existing_file, existing_folder,
-                              record_argument)
+                                   record_argument)
 
 from scratchbook.record import book_root
 from scratchbook.records import HANDWRITTEN_REVIEWS, IMDB_BASELINES, ORDER_PAIRS, WRITTEN_REVIEWS

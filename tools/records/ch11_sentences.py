@@ -74,7 +74,7 @@ from scratchformer.measure.baselines import fit_bag_of_words, fit_nbsvm
 from scratchformer.measure.evaluation import evaluate
 from scratchformer.measure.statistics import paired_difference
 from scratchbook.records.taught import (TAUGHT_MODEL, per_review, sentence_arms,
-                                          sentences_kept)
+                                        sentences_kept)
 from scratchformer.runs.checkpoint import load_checkpoint
 from scratchformer.train.presets import preset
 

@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 
 from scratchbook.arguments import (existing_file, existing_folder, output_file, positive_int,
-                              seed_int)
+                                   seed_int)
 
 TEACHERS = ("nbsvm", "transformer")
 

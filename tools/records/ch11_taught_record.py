@@ -71,7 +71,7 @@ import shlex
 from scratchformer.io.fingerprint import file_sha256
 from scratchformer.measure.statistics import paired_difference
 from scratchbook.records.taught import (TAUGHT_MODEL, per_review, sentences_arm,
-                                          short_arm)
+                                        short_arm)
 from scratchformer.runs.folders import reader_command, reader_path
 
 from scratchbook.commands import option, set_values, tool_command, validation_held_out

@@ -22,8 +22,8 @@ import sys
 from pathlib import Path
 
 from scratchbook.arguments import (device, existing_folder, non_negative_int, output_file,
-                              output_file_in_new_folder, positive_float, positive_int,
-                              run_folder, seed_int)
+                                   output_file_in_new_folder, positive_float, positive_int,
+                                   run_folder, seed_int)
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
