@@ -175,15 +175,17 @@ def dead_pid() -> int:
                               text=True).stdout)
 
 
-def test_a_locked_folder_is_refused_and_a_stale_lock_is_reported(tmp_path: Path, data_dir: Path,
-                                                                 cache_dir: Path) -> None:
+def test_a_locked_folder_is_refused_and_a_dead_runs_lock_is_cleared(tmp_path: Path, data_dir: Path,
+                                                                    cache_dir: Path) -> None:
     live = write_lock(tmp_path / "live", os.getpid(), files.this_host())
     refused(cli(*tiny(data_dir, live.parent, cache_dir)), f"in use by another run (process {os.getpid()}")
     pid = dead_pid()
     stale = write_lock(tmp_path / "stale", pid, files.this_host())
-    refused(cli(*tiny(data_dir, stale.parent, cache_dir)), f"process {pid}", "no longer running",
-            f"delete {stale}")
-    assert stale.exists(), "a stale lock is reported, never broken"
+    cleared = cli(*tiny(data_dir, stale.parent, cache_dir, "--epochs", "1", "--no-test"))
+    assert cleared.returncode == 0, cleared.stderr[-3000:]
+    assert f"cleared {stale}: process {pid} on {files.this_host()}, which held it since 2026-01-01 00:00:00, " \
+           "is no longer running" in cleared.stdout
+    assert not stale.exists() and (stale.parent / "results.json").is_file(), "the run took the folder, and ended"
     elsewhere = write_lock(tmp_path / "elsewhere", pid, "another-machine")
     refused(cli(*tiny(data_dir, elsewhere.parent, cache_dir)), "in use by another run", "another-machine")
     (tmp_path / "empty").mkdir()
@@ -418,3 +420,10 @@ def test_classify_texts_takes_a_str_as_one_text(checkpoint: Path) -> None:
     model = checkpoints.load_checkpoint(checkpoint)
     (one,) = train.classify_texts(model, "great movie")
     assert one == train.classify_texts(model, ["great movie"])[0]
+
+
+def test_a_byte_order_mark_on_stdin_is_no_part_of_the_first_text(checkpoint: Path) -> None:
+    plain = cli("classify", "--checkpoint", str(checkpoint), "--json", "-", stdin="a dull film\nfine\n")
+    marked = cli("classify", "--checkpoint", str(checkpoint), "--json", "-", stdin="\ufeffa dull film\nfine\n")
+    assert marked.returncode == 0, marked.stderr
+    assert json.loads(marked.stdout) == json.loads(plain.stdout), "the same texts, the same verdicts"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -96,11 +97,12 @@ def command(setup: dict, out: Path, *more: str) -> list[str]:
             "--threads", "1", *more]
 
 
-def start_paused(setup: dict, out: Path, point: str, count: int) -> tuple[subprocess.Popen, str]:
+def start_paused(setup: dict, out: Path, point: str, count: int, *more: str) -> tuple[subprocess.Popen, str]:
     """Start the wrapped command and wait until it pauses; return it and where it paused."""
     marker = out.parent / f"{out.name}.paused"
     process = subprocess.Popen([sys.executable, str(setup["root"] / "wrapper.py"), str(marker), point, str(count),
-                                *command(setup, out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                *command(setup, out, *more)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
     deadline = time.monotonic() + 600
     while not marker.exists():
         if process.poll() is not None or time.monotonic() > deadline:
@@ -133,8 +135,11 @@ def assert_same_run(out: Path, baseline: Path) -> None:
         (signal.SIGINT, "save", 2, "epoch 1"),
         (signal.SIGKILL, "step", 8, "epoch 1"),  # in the middle of epoch 2
         (signal.SIGINT, "step", 13, "epoch 2"),  # in the middle of epoch 3
+        (signal.SIGTERM, "step", 13, "epoch 2"),  # kill, a scheduler, a shutdown
+        (signal.SIGHUP, "save", 2, "epoch 1"),  # the terminal closed
     ],
-    ids=["sigkill-during-save", "sigint-during-save", "sigkill-mid-epoch", "sigint-mid-epoch"],
+    ids=["sigkill-during-save", "sigint-during-save", "sigkill-mid-epoch", "sigint-mid-epoch", "sigterm-mid-epoch",
+         "sighup-during-save"],
 )
 def test_an_interrupted_run_resumes_to_the_same_result(setup: dict, tmp_path: Path, signal_number: int,
                                                        point: str, count: int, holds: str) -> None:
@@ -146,19 +151,39 @@ def test_an_interrupted_run_resumes_to_the_same_result(setup: dict, tmp_path: Pa
     stdout, stderr = process.communicate(timeout=120)
     last = torch.load(out / "last.pt", weights_only=True)["training"]
     assert f"epoch {last['epoch']}" == holds, "last.pt is the last complete one, not half a new one"
-    if signal_number == signal.SIGINT:
-        assert process.returncode == 130, (stdout, stderr)
+    if signal_number != signal.SIGKILL:  # every signal that stops a run is Ctrl-C
+        assert process.returncode == 128 + signal_number, (stdout, stderr)
         assert f"last.pt is intact and holds the run after {holds}" in stdout and "--resume" in stdout
         assert "Traceback" not in stderr and not temporaries(out) and not (out / ".lock").exists()
     else:
         assert process.returncode == -signal.SIGKILL
         assert (out / ".lock").exists() and (point != "save" or temporaries(out)), paused
-        refused(installed_cli(*command(setup, out, "--resume")), "no longer running", f"delete {out / '.lock'}")
-        (out / ".lock").unlink()  # what the message tells the user to do
     resumed = installed_cli(*command(setup, out, "--resume"))
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert f"resuming {out} after epoch {last['epoch']}" in resumed.stdout
+    if signal_number == signal.SIGKILL:  # the dead run's lock is cleared, and said so
+        assert f"cleared {out / '.lock'}: process {process.pid}" in resumed.stdout, resumed.stdout
+        assert "is no longer running (a run that was killed)" in resumed.stdout
     assert_same_run(out, setup["baseline"])
+
+
+@pytest.mark.slow
+def test_a_second_command_waits_for_a_running_overwrite_and_sigterm_puts_the_old_run_back(
+        setup: dict, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    shutil.copytree(setup["baseline"], out)
+    before = {name: (out / name).read_bytes() for name in os.listdir(out)}
+    process, _ = start_paused(setup, out, "step", 3, "--overwrite", "--set", "seed=1")
+    assert (out / ".replaced-run").is_dir(), "the old run is set aside while the new one trains"
+    for other in ("--overwrite", "--resume"):  # a live run, not one "killed before it finished"
+        second = installed_cli(*command(setup, out, other))
+        refused(second, f"is in use by another run (process {process.pid}")
+        assert "killed" not in second.stderr and ".replaced-run" not in second.stderr, second.stderr
+    process.send_signal(signal.SIGTERM)
+    stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 128 + signal.SIGTERM, (stdout, stderr)
+    assert "holds the run it was to replace again, as it was" in stdout and "Traceback" not in stderr
+    assert {name: (out / name).read_bytes() for name in os.listdir(out)} == before, "no lock, no .replaced-run"
 
 
 @pytest.mark.slow

@@ -9,6 +9,7 @@ traceback, a wrong result or a message without the file's name; each must now ex
 
 from __future__ import annotations
 
+import json
 import math
 import pickle
 import shutil
@@ -47,7 +48,12 @@ def pretrain(data: Path, out: Path, *more: str) -> list[str]:
 def runs(tmp_path_factory: pytest.TempPathFactory, toy_dir: Path) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("refusals")
     made = {"data": toy_dir, "cache": root / "cache", "imdb": root / "imdb", "gpt": root / "gpt",
-            "pretrain": root / "pretrain"}
+            "pretrain": root / "pretrain", "one_class": root / "one-class"}
+    made["one_class"].mkdir()  # the first 40 toy reviews of one label, as a file sorted by label
+    reviews = [json.loads(line) for line in (toy_dir / "train.jsonl").read_text().splitlines()]
+    (made["one_class"] / "train.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in reviews if r["label"] == 0))
+    shutil.copy(toy_dir / "test.jsonl", made["one_class"] / "test.jsonl")
     assert main(imdb(toy_dir, made["imdb"])) == 0
     assert main(gpt(toy_dir, made["gpt"], made["cache"], "--tokenizer-documents", "100")) == 0
     assert main(pretrain(toy_dir, made["pretrain"], "--tokenizer-documents", "100")) == 0
@@ -135,6 +141,20 @@ CASES = [
                                                      "--resume"), "last.pt: the optimizer state is empty"),
     ("a pickled stream", lambda r, new: pretrain(r["data"], pickled_stream(r["pretrain"]), "--resume"),
      "fit.npy is not a token stream this command saved"),
+    ("one-class training reviews", lambda r, new: imdb(r["one_class"], new),
+     "train.jsonl) holds 60 negative and 0 positive reviews: a classifier learns nothing from one class"),
+    ("gpt batch_size 100000", lambda r, new: gpt(r["data"], new, r["cache"], "--set", "batch_size=100000"),
+     "make no batch of 100000 for each of 1 process(es): lower batch_size"),
+    ("pretrain batch_size 100000", lambda r, new: pretrain(r["data"], new, "--set", "batch_size=100000"),
+     "make no batch of 100000 for each of 1 process(es): lower batch_size"),
+    ("resume with another dropout", lambda r, new: imdb(r["data"], r["imdb"], "--resume", "--set", "dropout=0.2"),
+     "dropout 0.0 then, 0.2 now"),
+    ("resume with another seed", lambda r, new: imdb(r["data"], r["imdb"], "--resume", "--set", "seed=5"),
+     "seed 0 then, 5 now"),
+    ("gpt resume with another dropout", lambda r, new: gpt(r["data"], r["gpt"], r["cache"], "--resume", "--set",
+                                                          "dropout=0.2"), "dropout 0.0 then, 0.2 now"),
+    ("pretrain resume with another seed", lambda r, new: pretrain(r["data"], r["pretrain"], "--resume", "--set",
+                                                                  "seed=5"), "seed 0 then, 5 now"),
 ]
 
 
@@ -148,7 +168,20 @@ def test_each_case_is_refused_in_one_line_having_written_nothing(
     assert main(argv) == 2, name
     said = capsys.readouterr().err
     assert said.count("\n") == 1 and phrase in said, said
+    assert not any(derived in said for derived in ("config '", "documents '", "training reviews")), \
+        "the setting is named, not a hash or fingerprint it changes"
     assert not new.exists(), "a refused run leaves no folder"
+
+
+@pytest.mark.parametrize("command", ["train-gpt", "pretrain"])
+def test_a_corrected_rerun_after_a_refused_batch_size_starts_afresh(
+        runs: dict[str, Path], tmp_path: Path, command: str) -> None:
+    out = tmp_path / "run"
+    arguments = (gpt(runs["data"], out, runs["cache"], "--tokenizer-documents", "100") if command == "train-gpt"
+                 else pretrain(runs["data"], out, "--tokenizer-documents", "100"))
+    assert main([*arguments, "--set", "batch_size=100000"]) == 2
+    assert not out.exists(), "no tokenizer, stream or snapshot was written"
+    assert main(arguments) == 0, "the corrected command is not refused as 'already holds a run'"
 
 
 def test_tokenizer_documents_on_resume_says_it_is_not_used(runs: dict[str, Path],
@@ -181,3 +214,4 @@ def test_a_reader_that_leaves_ends_the_command_quietly(runs: dict[str, Path]) ->
     done = subprocess.run(["bash", "-o", "pipefail", "-c", command], input=lines, capture_output=True,
                           text=True, timeout=300)
     assert done.stdout.count("\n") == 1 and done.stderr == "" and done.returncode == 141, done
+

@@ -58,10 +58,14 @@ def seed_int(text: str) -> int:
 
 
 def user_path(text: str) -> str:
-    """An argparse type: a path with `~` expanded, as a shell would for `--out ~/x`.
+    """An argparse type: a path with `~` expanded, as a shell would for `--out ~/x`; an
+    empty one (`--data ""`, an unset variable) is refused, not read as this folder.
 
     Described in the appendix "Running it for real", section "Failing safely".
     """
+    if not text.strip():
+        raise argparse.ArgumentTypeError("the path is empty; name a folder or file "
+                                         "(. for this folder)")
     return os.path.expanduser(text)
 
 
@@ -92,13 +96,14 @@ def command_line_texts(arguments: Sequence[str], stdin: TextIO = sys.stdin) -> l
 
 def stdin_lines(stdin: TextIO) -> list[str]:
     """The lines of `stdin`, cut at `\\n` (or `\\r\\n`) only: a review may hold U+0085,
-    U+2028 or a form feed, where `str.splitlines` would cut it too.
+    U+2028 or a form feed, where `str.splitlines` would cut it too. A UTF-8 byte order
+    mark at the start (Windows' editors write one) is dropped.
 
     Described in the appendix "Running it for real", section "Failing safely".
     """
     raw = stdin.buffer.read() if hasattr(stdin, "buffer") else stdin.read().encode()
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")  # a byte order mark is no part of the first text
     except UnicodeDecodeError as err:
         raise ValueError(f"stdin is not UTF-8 text (byte {err.start})") from None
     lines = text.split("\n")

@@ -6,7 +6,7 @@ trains a preset (changed with `--set KEY=VALUE`), tests the best model once, and
 `results.json` with the command, the data's hashes, the hardware, the software versions,
 the times and the curves; `scratchformer classify` labels texts with a saved model.
 Settings, folders, devices and data are checked before any work or allocation, and
-Ctrl-C exits with status 130, saying what can be resumed.
+Ctrl-C, SIGTERM and SIGHUP exit with status 130, 143 and 129, saying what can be resumed.
 
 What this module deliberately does not handle: multi-node jobs beyond what `torchrun`
 sets up, configuration files (presets and `--set` only), models other than the BERT
@@ -32,7 +32,7 @@ import torch.distributed as dist
 
 import scratchformer
 from scratchformer.cli.args import command_line_texts, one_line, positive_int, user_path
-from scratchformer.cli.session import CommandRun
+from scratchformer.cli.session import CommandRun, interrupted_status, stop_signals_interrupt
 from scratchformer.data.batches import ReviewLoader, WindowedReviews
 from scratchformer.data.holdout import holdout
 from scratchformer.data.imdb import ReviewSplit, load_imdb
@@ -40,7 +40,7 @@ from scratchformer.data.review_cache import encode_reviews, review_tokens
 from scratchformer.io.fingerprint import config_sha256, file_sha256, tokenizer_sha256
 from scratchformer.measure.evaluation import evaluate, is_distributed
 from scratchformer.models.bert import BertConfig, BertForSequenceClassification
-from scratchformer.runs.checkpoint import load_checkpoint
+from scratchformer.runs.checkpoint import BEST_CHECKPOINT, load_checkpoint
 from scratchformer.runs.folders import (check_run_folder, command_record,
                                         interruption_report)
 from scratchformer.runs.hardware import (PEAK_BF16_FLOPS, hardware_info,
@@ -59,6 +59,7 @@ def run_train_imdb(args: argparse.Namespace, argv: Sequence[str]) -> int:
     """
     started = time.perf_counter()
     load_at_start = os.getloadavg() if hasattr(os, "getloadavg") else None
+    command = command_record(["scratchformer", *argv])  # made now: nothing fails after
     # What can be checked before loading data is checked here: see "Failing safely".
     model_config, train_config = preset(args.config)
     if args.init:  # chapter 13: a pretrained encoder, its sizes and its tokenizer
@@ -145,6 +146,7 @@ def run_train_imdb(args: argparse.Namespace, argv: Sequence[str]) -> int:
         history = train(model, fit_loader, val_loader, train_config, args.out,
                         resume=args.resume, progress=not args.no_progress, log=say,
                         provenance=provenance)
+        run.trained()  # from here on, no error throws the new run away
         trained = time.perf_counter()
         if args.no_test:
             test = None
@@ -170,7 +172,7 @@ def run_train_imdb(args: argparse.Namespace, argv: Sequence[str]) -> int:
                          if device.type == "cuda"
                          and k in torch.cuda.get_device_name(device)), None)
             results = {
-                **command_record(["scratchformer", *argv]),
+                **command,
                 "world_size": world_size,
                 "preset": args.config,
                 "model_config": asdict(model_config),
@@ -223,6 +225,8 @@ def run_train_imdb(args: argparse.Namespace, argv: Sequence[str]) -> int:
                 "validation": {"accuracy": best["val_accuracy"],
                                "loss": best["val_loss"]},
                 "test": test,
+                "scored_checkpoint": test and {  # the file the test scores describe
+                    "file": BEST_CHECKPOINT, "sha256": file_sha256(out / BEST_CHECKPOINT)},
             }
             run.finish(results)
     return run.status
@@ -313,20 +317,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     try:
-        if args.command == "train-imdb":
-            return run_train_imdb(args, argv)
-        if args.command == "classify":
-            return run_classify(args)
-        return args.run(args, argv)  # a command a later chapter registered
+        with stop_signals_interrupt():  # SIGTERM and SIGHUP stop a run as Ctrl-C does
+            if args.command == "train-imdb":
+                return run_train_imdb(args, argv)
+            if args.command == "classify":
+                return run_classify(args)
+            return args.run(args, argv)  # a command a later chapter registered
     except BrokenPipeError:  # the reader of the output left (`| head`): not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no flush error
         return 141  # as a shell reports a process ended by SIGPIPE
     except (ValueError, OSError, RuntimeError) as err:  # OSError: files, a full disk
         print(f"scratchformer {args.command}: error: {err}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM, SIGHUP
         print(f"scratchformer {args.command}: interrupted", file=sys.stderr)
-        return 130
+        return interrupted_status(stop)
 
 
 def run_provenance(config: BertConfig, tokenizer: BPETokenizer | None,

@@ -34,7 +34,7 @@ from scratchformer.io.fingerprint import (config_sha256, file_sha256,
                                           tokenizer_sha256)
 from scratchformer.measure.evaluation import is_distributed
 from scratchformer.models.gpt import GPTConfig, GPTModel
-from scratchformer.runs.checkpoint import check_weights
+from scratchformer.runs.checkpoint import BEST_CHECKPOINT, check_weights
 from scratchformer.runs.folders import check_run_folder, command_record
 from scratchformer.runs.hardware import hardware_info, resolve_device
 from scratchformer.runs.provenance import resume_advice
@@ -118,6 +118,7 @@ def run_train_gpt(args: argparse.Namespace, argv: Sequence[str]) -> int:
     """
     started = time.perf_counter()
     load_at_start = os.getloadavg() if hasattr(os, "getloadavg") else None
+    command = command_record(["scratchformer", *argv])  # made now: nothing fails after
     if args.threads:
         torch.set_num_threads(args.threads)
     device = resolve_device(args.device)
@@ -174,6 +175,7 @@ def run_train_gpt(args: argparse.Namespace, argv: Sequence[str]) -> int:
                                    seed=train_config.seed, **shard)
         val_windows = TokenWindows(val_stream, context_length,
                                    4 * train_config.batch_size, **shard)
+        fit_windows.check_batches()  # a batch_size the stream cannot fill, refused now
         torch.manual_seed(train_config.seed)
         model = GPTModel(model_config).to(device)
         if args.init:  # its shapes, unless --set changed them: refused by name
@@ -195,6 +197,7 @@ def run_train_gpt(args: argparse.Namespace, argv: Sequence[str]) -> int:
         history = train_gpt(model, fit_windows, val_windows, train_config, out,
                             resume=args.resume, progress=not args.no_progress, log=say,
                             provenance=provenance)
+        run.trained()  # from here on, no error throws the new run away
         trained = time.perf_counter()
         if rank == 0:
             heldout_texts = random.Random(0).sample(data["test"].texts, args.heldout)
@@ -207,7 +210,7 @@ def run_train_gpt(args: argparse.Namespace, argv: Sequence[str]) -> int:
             best = min(history, key=lambda record: record["val_loss"])
             load_at_end = os.getloadavg() if hasattr(os, "getloadavg") else None
             results = {
-                **command_record(["scratchformer", *argv]),
+                **command,
                 "world_size": world_size,
                 "preset": args.config,
                 "model_config": asdict(model_config),
@@ -245,6 +248,8 @@ def run_train_gpt(args: argparse.Namespace, argv: Sequence[str]) -> int:
                 "best_step": best["step"],
                 "validation_loss": best["val_loss"],
                 "heldout": scores,
+                "scored_checkpoint": {  # the file the held-out scores describe
+                    "file": BEST_CHECKPOINT, "sha256": file_sha256(out / BEST_CHECKPOINT)},
             }
             say(f"{finished - started:.0f} s in all")
             run.finish(results)

@@ -107,6 +107,7 @@ def run_pretrain(args: argparse.Namespace, argv: Sequence[str]) -> int:
     Described in the appendix "Running it for real", section "Commands for pretraining".
     """
     started = time.perf_counter()
+    command = command_record(["scratchformer", *argv])  # made now: nothing fails after
     if args.threads:
         torch.set_num_threads(args.threads)
     device = resolve_device(args.device)
@@ -165,6 +166,7 @@ def run_pretrain(args: argparse.Namespace, argv: Sequence[str]) -> int:
                                          special, seed=settings.seed, **shard)
         val_windows = PretrainingWindows(val_stream, settings.window,
                                          4 * settings.batch_size, special, **shard)
+        fit_windows.windows.check_batches()  # a batch_size too large, refused now
         torch.manual_seed(settings.seed)
         model = build_pretrainer(model_config, settings).to(device)
         provenance = {"tokenizer": tokenizer_sha256(tokenizer),
@@ -182,10 +184,11 @@ def run_pretrain(args: argparse.Namespace, argv: Sequence[str]) -> int:
         history = pretrain(model, fit_windows, val_windows, settings, mask_id, special,
                            out, resume=args.resume, progress=not args.no_progress,
                            log=say, provenance=provenance)
+        run.trained()  # from here on, no error throws the new run away
         finished = time.perf_counter()
         if rank == 0:
             results = {
-                **command_record(["scratchformer", *argv]),
+                **command,
                 "world_size": world_size,
                 "preset": args.config,
                 "model_config": asdict(model_config),

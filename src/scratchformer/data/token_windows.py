@@ -61,14 +61,18 @@ class TokenWindows:
         tokens = self.stream[index[:, None] * self.context_length + offsets].long()
         return tokens[:, :-1], tokens[:, 1:]  # (B, T) each: targets = inputs shifted
 
-    def batch(self, step: int) -> tuple[Tensor, Tensor]:
-        """This process's training batch number `step`, counted from 0 over all epochs."""
-        per_epoch = self.batches_per_epoch()
-        if per_epoch == 0:
+    def check_batches(self) -> None:
+        """Raise `ValueError` unless an epoch holds a batch for every process: what a
+        command checks before it writes anything."""
+        if self.batches_per_epoch() == 0:
             raise ValueError(f"{self.num_windows} windows make no batch of "
                              f"{self.batch_size} for each of {self.world_size} "
-                             "process(es)")
-        epoch, number = divmod(step, per_epoch)
+                             "process(es): lower batch_size, or train on more text")
+
+    def batch(self, step: int) -> tuple[Tensor, Tensor]:
+        """This process's training batch number `step`, counted from 0 over all epochs."""
+        self.check_batches()
+        epoch, number = divmod(step, self.batches_per_epoch())
         if self._order is None or self._order[0] != epoch:
             generator = torch.Generator().manual_seed(self.seed * 1_000_003 + epoch)
             self._order = (epoch, torch.randperm(self.num_windows, generator=generator))

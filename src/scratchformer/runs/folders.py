@@ -11,9 +11,13 @@ run has left to resume.
 Written by hand, not exported: the appendix describes it in its section
 "Failing safely" and names this file.
 
-What this module deliberately does not handle: taking over a lock left by a killed run
-(only the user knows whether the folder is free), file systems where creating a file is
-not atomic, and writing checkpoints (`scratchformer.runs.checkpoint`).
+A lock left by a process of this host that is no longer running is cleared, with a
+message; one left by another host is reported, not taken over (only the user knows whether
+that run is still going).
+
+What this module deliberately does not handle: file systems where creating a file is not
+atomic, locks on file systems without `flock` (the takeover of a dead run's lock uses it),
+and writing checkpoints (`scratchformer.runs.checkpoint`).
 """
 
 import json
@@ -32,6 +36,12 @@ from scratchformer.io.files import (process_is_running, remove_stale_temporaries
 from scratchformer.io.fingerprint import tensors_sha256
 from scratchformer.runs.checkpoint import (BEST_CHECKPOINT, LAST_CHECKPOINT,
                                            read_checkpoint)
+from scratchformer.runs.provenance import check_same_run
+
+try:
+    import fcntl
+except ImportError:  # Windows: no flock, and no stale lock is ever recognised there
+    fcntl = None
 
 
 PATH_OPTIONS = ("--data", "--out", "--init", "--checkpoint", "--judge", "--cache",
@@ -44,12 +54,13 @@ def reader_path(option: str, path: str) -> str:
     Described in the appendix "Running it for real", section "The command line".
     """
     parts = PurePosixPath(path).parts
-    if option == "--data":  # the IMDB folder, or a file in it
-        return "$IMDB_DIR/" + parts[-1] if "." in parts[-1] else "$IMDB_DIR"
+    name = PurePosixPath(path).name  # "" for ".", "./" and "/"
+    if option == "--data":  # the IMDB folder, or a file in it (a name with a suffix)
+        return f"$IMDB_DIR/{name}" if "." in name.strip(".") else "$IMDB_DIR"
     if not path.startswith("/") and ".." not in parts:
         return path  # already relative to the repository
     if "runs" not in parts:
-        return str(PurePosixPath("runs", parts[-1]))
+        return str(PurePosixPath("runs", name if name not in ("", "..") else "run"))
     tail = parts[len(parts) - parts[::-1].index("runs"):]  # after the last runs/
     return str(PurePosixPath("runs", *tail))
 
@@ -124,10 +135,32 @@ def remove_empty_folders(folders: Sequence[Path]) -> None:
 
 
 class FolderLocked(RuntimeError):
-    """A folder is held by another run, or by a lock that a killed run left behind.
+    """A folder is held by another run, or by a lock whose owner cannot be checked.
 
     Described in the appendix "Running it for real", section "Failing safely".
     """
+
+
+def lock_owner(lock: Path) -> tuple[int, str, str] | None:
+    """`(pid, host, since)` of the process a lock file names; None if it names none
+    (it is being written, or its writer was killed as it started).
+
+    Described in the appendix "Running it for real", section "Failing safely".
+    """
+    try:
+        owner = json.loads(lock.read_text())
+        return int(owner["pid"]), str(owner["host"]), str(owner.get("since", "?"))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def lock_is_stale(lock: Path) -> bool:
+    """Whether `lock` names a process of this host that is no longer running.
+
+    Described in the appendix "Running it for real", section "Failing safely".
+    """
+    owner = lock_owner(lock)
+    return owner is not None and not process_is_running(owner[1], owner[0])
 
 
 class FolderLock:
@@ -135,17 +168,22 @@ class FolderLock:
 
     The lock file is created atomically (`O_EXCL`: of two processes, exactly one
     succeeds) and names its owner's pid and host; it is removed on exit, with the folders
-    it created if they are still empty. A lock whose
-    process is gone (on this host) is reported, not taken over: only the user knows
-    whether the folder is free, for instance when another machine shares it.
+    it created if they are still empty. A lock whose process is gone (on this host) was
+    left by a run that was killed: it is cleared, `log` says so, and the folder is taken.
+    Two processes that find the same dead lock take it over one at a time (`flock` on the
+    folder), so that only one of them gets the folder. A lock of another host, or one that
+    names no owner, is reported, not taken over: only the user knows whether that run is
+    still going.
 
     Described in the appendix "Running it for real", section "Failing safely".
     """
 
     name = ".lock"
 
-    def __init__(self, folder: os.PathLike | str) -> None:
+    def __init__(self, folder: os.PathLike | str,
+                 log: Callable[[str], None] = print) -> None:
         self.path = Path(folder) / self.name
+        self.log = log
 
     def __enter__(self) -> "FolderLock":
         folder = self.path.parent
@@ -155,15 +193,44 @@ class FolderLock:
         except OSError as err:
             raise OSError(f"cannot create the folder {folder}: {err.strerror}") from None
         try:
-            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            fd = self.create()
         except FileExistsError:
-            raise FolderLocked(self.holder()) from None
-        except OSError as err:
-            raise OSError(f"cannot write in {folder}: {err.strerror}") from None
+            fd = self.take_over()
         since = time.strftime("%Y-%m-%d %H:%M:%S")
         with os.fdopen(fd, "w") as handle:
             json.dump({"pid": os.getpid(), "host": this_host(), "since": since}, handle)
         return self
+
+    def create(self) -> int:
+        """The new lock file's descriptor; `FileExistsError` if there is one already."""
+        try:
+            return os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            raise
+        except OSError as err:
+            raise OSError(f"cannot write in {self.path.parent}: {err.strerror}") from None
+
+    def take_over(self) -> int:
+        """Clear a lock left by a dead process of this host and create ours; refuse any
+        other lock (`FolderLocked`, with who holds it and what to do)."""
+        if fcntl is None or not lock_is_stale(self.path):
+            raise FolderLocked(self.holder())
+        folder = os.open(self.path.parent, os.O_RDONLY)
+        try:
+            fcntl.flock(folder, fcntl.LOCK_EX)  # one takeover at a time
+            owner = lock_owner(self.path)  # again: another process may have taken it
+            if owner is None or process_is_running(owner[1], owner[0]):
+                raise FolderLocked(self.holder())
+            self.path.unlink(missing_ok=True)
+            fd = self.create()
+        except FileExistsError:  # a new run took the folder between the two steps
+            raise FolderLocked(self.holder()) from None
+        finally:
+            os.close(folder)  # releases the flock
+        pid, host, since = owner
+        self.log(f"cleared {self.path}: process {pid} on {host}, which held it since "
+                 f"{since}, is no longer running (a run that was killed)")
+        return fd
 
     def __exit__(self, *exc_info: object) -> None:
         self.path.unlink(missing_ok=True)
@@ -171,22 +238,27 @@ class FolderLock:
 
     def holder(self) -> str:
         """Who holds the lock, and what to do about it."""
-        folder, lock = self.path.parent, self.path
-        try:
-            owner = json.loads(lock.read_text())
-            pid, host = int(owner["pid"]), str(owner["host"])
-        except (OSError, ValueError, KeyError, TypeError):
-            return (f"{folder} is locked by {lock}, which names no owner (a run is "
-                    "starting, or one was killed as it started); if no run uses "
-                    f"{folder}, delete {lock} and try again")
-        since = owner.get("since", "?")
-        if process_is_running(host, pid):
-            return (f"{folder} is in use by another run (process {pid} on {host}, since "
-                    f"{since}); wait for it to end, or use another folder")
-        return (f"{folder} is locked by process {pid} on {host}, which is no longer "
-                f"running: a run that crashed or was killed left {lock} behind. If no "
-                f"other run uses {folder}, delete {lock} and try again (resume to "
-                "continue that run)")
+        return lock_holder(self.path)
+
+
+def lock_holder(lock: Path) -> str:
+    """Who holds the lock file `lock`, and what to do about it.
+
+    Described in the appendix "Running it for real", section "Failing safely".
+    """
+    folder, owner = lock.parent, lock_owner(lock)
+    if owner is None:
+        return (f"{folder} is locked by {lock}, which names no owner (a run is "
+                "starting, or one was killed as it started); if no run uses "
+                f"{folder}, delete {lock} and try again")
+    pid, host, since = owner
+    if process_is_running(host, pid):
+        return (f"{folder} is in use by another run (process {pid} on {host}, since "
+                f"{since}); wait for it to end, or use another folder")
+    return (f"{folder} is locked by process {pid} on {host}, which is no longer "
+            f"running: a run that crashed or was killed left {lock} behind. If no "
+            f"other run uses {folder}, delete {lock} and try again (resume to "
+            "continue that run)")
 
 
 def loader_fingerprint(loader: object) -> str | None:
@@ -214,8 +286,11 @@ def data_description(train_loader: object, val_loader: object, total_steps: int)
     }
 
 
-def check_training_state(state: object, path: Path, data: dict, log: Callable) -> None:
-    """Refuse to resume from a checkpoint without a training state, or with other data.
+def check_training_state(state: object, path: Path, data: dict, log: Callable,
+                         settings: tuple[dict, dict] | None = None) -> None:
+    """Refuse to resume from a checkpoint without a training state, with other settings
+    (`settings`: the run's then and now, compared first, so that a changed seed or
+    dropout is named, not the data or the hash it changes) or with other data.
 
     Described in the appendix "Running it for real", section "Failing safely".
     """
@@ -227,6 +302,9 @@ def check_training_state(state: object, path: Path, data: dict, log: Callable) -
     for key, kind in kinds.items():
         if not isinstance(state.get(key), kind):
             raise ValueError(f"{path}: the training state's {key!r} is missing or wrong")
+    if settings is not None:
+        check_same_run(path.parent, *settings)  # names only the fields that differ
+        data = {key: value for key, value in data.items() if key != "config"}  # their hash
     saved = state.get("data")
     if saved is None:
         log(f"{path} does not record its data (an older checkpoint): not checked")
@@ -261,18 +339,25 @@ SET_ASIDE = ".replaced-run"
 
 def check_run_folder(out: Path, resume: bool, overwrite: bool,
                      own: Sequence[str] = ()) -> None:
-    """Refuse an `--out` that is a file or holds a run (unless resuming or overwriting
-    it), `--resume` without a `last.pt`, and a folder where an `--overwrite` was killed.
+    """Refuse an `--out` that is a file, that another run holds (its lock, tried first),
+    that holds a run (unless resuming or overwriting it), `--resume` without a `last.pt`,
+    and a folder where an `--overwrite` was killed.
 
     Described in the appendix "Running it for real", section "Failing safely".
     """
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {out} is a file, not a folder")
+    lock = out / FolderLock.name
+    ours = (lock_owner(lock) or ())[:2] == (os.getpid(), this_host())  # held by this run
+    if lock.exists() and not ours and not lock_is_stale(lock):  # a live run: say only that
+        raise FolderLocked(lock_holder(lock))
     if (out / SET_ASIDE).exists():
+        left = (f" (the lock {lock} that it left is cleared by the next command)"
+                if lock.exists() and not ours else "")
         raise ValueError(
             f"{out} holds a run that an --overwrite set aside in {out / SET_ASIDE} and "
-            "was killed before it finished: to keep the old run, move the files of "
-            f"{out / SET_ASIDE} back into {out} (replacing the new ones); to drop it, "
+            f"was killed before it finished{left}: to keep the old run, move the files "
+            f"of {out / SET_ASIDE} back into {out} (replacing the new ones); to drop it, "
             f"delete {out / SET_ASIDE}")
     found = run_files(out, own) if out.is_dir() else []
     if resume and LAST_CHECKPOINT not in found:
@@ -290,16 +375,20 @@ class ReplacedRun:
     Entered, it moves the old run's files into `out/.replaced-run/` (a rename: no copy, no
     space needed); `commit()`, called once the new run has written its results, deletes
     them. Left without a commit (a failure, a divergence, Ctrl-C, a full disk), it deletes
-    every file the new run added and moves the old ones back, byte for byte as they were.
+    the files the new run wrote (the names a run writes: `RUN_FILES` and `own`) and moves
+    the old ones back, byte for byte as they were; whatever else appeared in `out`
+    meanwhile (a user's notes, `generate --json`'s samples) is kept, and named.
+    `keep_both()` leaves the two runs as they are: the new one in `out`, the old one set
+    aside (a run that finished training but not its results is never thrown away).
     A process killed outright leaves both, and `check_run_folder` says how to choose.
 
     Described in the appendix "Running it for real", section "Failing safely".
     """
 
     def __init__(self, out: Path, own: Sequence[str], log: Callable[[str], None]) -> None:
-        self.out, self.aside, self.log = out, out / SET_ASIDE, log
+        self.out, self.aside, self.log, self.own = out, out / SET_ASIDE, log, list(own)
         self.names = run_files(out, own) if out.is_dir() else []
-        self.committed = False
+        self.committed = self.kept_both = False
 
     def __enter__(self) -> "ReplacedRun":
         if self.names:
@@ -316,20 +405,26 @@ class ReplacedRun:
             shutil.rmtree(self.aside)
         self.committed = True
 
+    def keep_both(self) -> None:
+        """Leave the new run in `out` and the old one in `out/.replaced-run/`."""
+        self.kept_both = True
+
     def __exit__(self, *exc_info: object) -> None:
-        if self.committed or not self.names:
+        if self.committed or self.kept_both or not self.names:
             return
-        for name in set(os.listdir(self.out)) - self.kept:  # what the new run wrote
+        for name in run_files(self.out, self.own):  # the new run's files, by their names
             path = self.out / name
-            if path.is_dir():
-                shutil.rmtree(path)
-            else:
+            if not path.is_dir():
                 path.unlink()
         for name in self.names:
             os.replace(self.aside / name, self.out / name)
         self.aside.rmdir()
+        others = sorted(set(os.listdir(self.out)) - self.kept - set(self.names))
+        shown = [name + "/" if (self.out / name).is_dir() else name for name in others]
+        kept = (f"; kept what this run did not write: {', '.join(shown)}" if shown
+                else "")
         self.log(f"the new run did not finish: {self.out} holds the run it was to "
-                 "replace again, as it was")
+                 f"replace again, as it was{kept}")
 
 
 def interruption_report(out: Path) -> str:

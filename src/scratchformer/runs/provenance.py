@@ -26,13 +26,21 @@ def changed_fields(then: dict, now: dict) -> list[str]:
             for key in sorted(then.keys() | now.keys()) if then.get(key) != now.get(key)]
 
 
-def check_same_run(folder: Path, then: dict, now: dict) -> None:
+DERIVED_FIELDS = ("config", "documents")  # hashes of the settings, of the data in order
+
+
+def check_same_run(folder: Path, then: dict, now: dict,
+                   derived: tuple[str, ...] = DERIVED_FIELDS) -> None:
     """Refuse to resume the run in `folder` with settings or data other than its own,
-    naming only the fields that differ.
+    naming only the fields that differ. A `derived` field (the configuration's hash, the
+    documents' fingerprint, which a seed reorders) is named only when nothing it
+    derives from differs: `--set dropout=0.2` is named as `dropout`, not as a hash.
 
     Described in the appendix "Running it for real", section "Failing safely".
     """
     differ = changed_fields(then, now)
+    named = [field for field in differ if field.split(" ", 1)[0] not in derived]
+    differ = named or differ
     if differ:
         raise ValueError(f"cannot resume {folder}: {'; '.join(differ)}; resume with the "
                          "run's own settings and data, or start a new run")

@@ -41,7 +41,9 @@ def check_pipeline_config(config: BertConfig) -> None:
 
 
 def check_before_training(data: dict[str, ReviewSplit], fit_loader: ReviewLoader) -> None:
-    """Refuse data that would fail only after training: an empty split, no batch.
+    """Refuse data that would fail only after training, or train to a meaningless
+    result: an empty split, no batch, training reviews of one class only (a classifier
+    learns nothing from them, and its validation accuracy reads 1.0).
 
     Described in the appendix "Running it for real", section "Failing safely".
     """
@@ -50,6 +52,17 @@ def check_before_training(data: dict[str, ReviewSplit], fit_loader: ReviewLoader
             raise ValueError(f"the {split} split ({reviews.source}) holds no reviews")
     if len(fit_loader) == 0:
         raise ValueError("no training batch: fewer training reviews than one batch each")
+    train = data["train"]
+    for labels, which in ((train.labels, f"the train split ({train.source})"),
+                          (fit_loader.labels.tolist(), "the reviews trained on (the "
+                           "train split less those held out for validation)")):
+        counts = [sum(1 for label in labels if label == value) for value in (0, 1)]
+        if 0 in counts:
+            raise ValueError(
+                f"{which} holds {counts[0]:,} negative and {counts[1]:,} positive "
+                "reviews: a classifier learns nothing from one class (and validation "
+                "would score it 1.0); give it reviews of both labels (IMDB's files are "
+                "sorted by label: take reviews at random, as --limit does)")
 
 
 def available_memory(device: torch.device) -> int:

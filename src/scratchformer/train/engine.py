@@ -42,7 +42,6 @@ from scratchformer.runs.checkpoint import (BEST_CHECKPOINT, LAST_CHECKPOINT,
                                            TrainingDiverged, read_checkpoint,
                                            restore_training, save_checkpoint)
 from scratchformer.runs.folders import check_training_state, data_description, run_files
-from scratchformer.runs.provenance import check_same_run
 from scratchformer.train.loop import (TRY, evaluation_steps, lr_multiplier, make_optimizer,
                                       training_step)
 from scratchformer.train.settings import OptimizerSettings
@@ -153,9 +152,11 @@ def train(
             raise ValueError("resume=True needs the out_dir of the run to continue")
         saved = read_checkpoint(Path(out_dir) / LAST_CHECKPOINT)
         state = saved["training"]
-        check_training_state(state, Path(out_dir) / LAST_CHECKPOINT, data, log)
-        check_same_run(Path(out_dir), {**saved["config"], **state["train_config"]},
-                       {**asdict(model.config), **asdict(config)})  # names what differs
+        then = state.get("train_config") if isinstance(state, dict) else None
+        settings = ({**saved["config"], **(then if isinstance(then, dict) else {})},
+                    {**asdict(model.config), **asdict(config)})
+        check_training_state(state, Path(out_dir) / LAST_CHECKPOINT, data, log,
+                             settings)  # the settings first, naming what differs
         restore_training(Path(out_dir) / LAST_CHECKPOINT, saved, model, optimizer,
                          {"epoch": config.epochs, "step": total_steps})
         history, best_accuracy = list(state["history"]), state["best_val_accuracy"]

@@ -246,7 +246,7 @@ def heldout_scores(model: GPTModel, tokenizer: BPETokenizer, texts: Sequence[str
 
     def encode(items: Sequence[str]) -> tuple[list[list[int]], int]:
         cleaned = [clean_review(t) for t in items]
-        return ([[eot, *tokenizer.encode(t)] for t in cleaned],
+        return ([[eot, *tokenizer.encode_ordinary(t)] for t in cleaned],
                 sum(len(t.encode("utf-8")) for t in cleaned))
 
     documents, num_bytes = encode(texts)

@@ -375,11 +375,12 @@ def pretrained_start(path: str | os.PathLike) -> tuple[BertConfig, dict, BPEToke
 def encode_labelled(tokenizer: BPETokenizer, texts: Sequence[str], max_len: int = 256,
                     truncation: str = "head+tail") -> Tensor:
     """Reviews as `(N, max_len)` rows for the classifier, in this tokenizer's ids and
-    special tokens (chapter 10's framing).
+    special tokens (chapter 10's framing). A review's text is text: "[MASK]" written in
+    it is encoded as its letters, never as the special token (as GPT-2's framing does).
 
     Described in chapter 13, "Fine-tuning".
     """
     special, _ = bert_special_ids(tokenizer)
-    rows = [frame_tokens(tokenizer.encode(clean_review(t)), max_len, truncation, special)
-            for t in texts]
+    rows = [frame_tokens(tokenizer.encode_ordinary(clean_review(t)), max_len, truncation,
+                         special) for t in texts]
     return torch.tensor(rows, dtype=torch.long).reshape(len(rows), max_len)

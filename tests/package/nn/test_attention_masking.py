@@ -29,9 +29,10 @@ def test_causal_mask_5x5(device: torch.device) -> None:
     assert torch.equal(mask, expected)
 
 
-def test_causal_mask_rejects_empty() -> None:
-    with pytest.raises(ValueError, match="seq_len must be positive, got 0"):
-        causal_mask(0)
+@pytest.mark.parametrize("bad", [0, -1, 2.5, True, "3"])
+def test_causal_mask_rejects_what_is_not_a_positive_integer(bad: object) -> None:
+    with pytest.raises(ValueError, match=f"seq_len must be a positive integer, got {bad!r}"):
+        causal_mask(bad)
 
 
 def test_tril_3x3(device: torch.device) -> None:

@@ -218,3 +218,32 @@ def test_an_export_into_a_folder_holding_other_files_is_refused(runs: dict[str, 
     assert main(["export-web", "--checkpoint", str(runs["tuned"]), "--out", str(tmp_path)]) == 1
     assert "holds files that are not an export (notes.txt)" in capsys.readouterr().err
     assert os.listdir(tmp_path) == ["notes.txt"]
+
+
+def test_the_manifest_of_last_pt_carries_no_score_of_best_pt(runs: dict[str, Path], tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture) -> None:
+    tuned = runs["tuned"]
+    results = json.loads((tuned / "results.json").read_text())
+    assert main(["export-web", "--checkpoint", str(tuned / "last.pt"), "--out", str(tmp_path / "last")]) == 0
+    manifest = json.loads((tmp_path / "last" / "manifest.json").read_text())
+    assert manifest["checkpoint"]["file"] == "last.pt" and manifest["test_accuracy"] is None
+    assert results["scored_checkpoint"]["file"] == "best.pt"
+    said = f"{tuned / 'results.json'} scores best.pt, not {tuned / 'last.pt'}: the manifest carries no test accuracy"
+    assert manifest["unscored"] == said and f"note: {said}" in capsys.readouterr().out
+    assert main(["export-web", "--checkpoint", str(tuned / "best.pt"), "--out", str(tmp_path / "best")]) == 0
+    manifest = json.loads((tmp_path / "best" / "manifest.json").read_text())
+    assert manifest["test_accuracy"] == results["test"]["accuracy"] and "unscored" not in manifest
+    assert "note:" not in capsys.readouterr().out
+
+
+def test_an_out_that_is_a_symbolic_link_is_refused_before_anything_is_written(
+        runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    site = tmp_path / "site"
+    web_export.export_web(runs["tuned"], site / "v1")
+    (site / "current").symlink_to("v1")
+    before = tree(site)
+    assert main(["export-web", "--checkpoint", str(runs["tuned"]), "--out", str(site / "current")]) == 1
+    said = capsys.readouterr()
+    assert f"--out {site / 'current'} is a symbolic link (to v1)" in said.err and said.err.count("\n") == 1
+    assert "wrote" not in said.out
+    assert tree(site) == before and (site / "current").is_symlink(), "the link, its folder and nothing beside"
