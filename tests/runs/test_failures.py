@@ -337,7 +337,7 @@ def test_a_full_disk_is_named(tmp_path: Path, data_dir: Path, cache_dir: Path) -
     wrapper = tmp_path / "full_disk.py"
     wrapper.write_text(
         "import sys, torch\n"
-        "from scratchformer import cli\n"
+        "from scratchformer.cli import commands as cli\n"
         "def save(*args, **kwargs):\n"
         "    raise RuntimeError('[enforce fail at inline_container.cc:672] . PytorchStreamWriter failed writing "
         "file data/0: file write failed')\n"
