@@ -24,6 +24,7 @@ from __future__ import annotations
 import inspect
 import io
 import json
+import logging
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -126,8 +127,17 @@ def pipeline_map(step: str, here: str, here_zh: str | None = None,
         return None
     steps = STEPS if language == "en" else STEPS_ZH
     font = chinese_font() if language == "zh_CN" else None
-    with rc_context({"font.family": ["DejaVu Sans", font]} if font else {}):
-        return _draw_map(steps, step, here, ["DejaVu Sans Mono", font] if font else "monospace")
+    # A Chinese font often has no bold face: matplotlib then draws the regular one, and says so
+    # on the page's stderr unless its font logger is quieted while the map is drawn.
+    fonts = logging.getLogger("matplotlib.font_manager")
+    level = fonts.level
+    fonts.setLevel(logging.ERROR)
+    try:
+        with rc_context({"font.family": ["DejaVu Sans", font]} if font else {}):
+            return _draw_map(steps, step, here,
+                             ["DejaVu Sans Mono", font] if font else "monospace")
+    finally:
+        fonts.setLevel(level)
 
 
 def _draw_map(steps: list[tuple[str, str, str, str]], step: str, here: str,
