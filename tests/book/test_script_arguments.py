@@ -30,7 +30,7 @@ from conftest import ROOT
 # modules the scripts import, not scripts
 HELPERS = {"benchmarks/script_arguments.py", "tools/records/script_arguments.py",
            "tools/records/shown_command.py", "tools/records/onnx_reviews.py",
-           "tools/records/labelled_sentences.py"}
+           "tools/records/labelled_sentences.py", "tools/records/order_pairs.py"}
 SCRIPTS = sorted(
     {path.relative_to(ROOT).as_posix()
      for pattern in ("benchmarks/*.py", "tools/records/*.py", "tools/*.py", "tools/*.sh")
@@ -193,6 +193,12 @@ BAD_ARGUMENTS: dict[str, list[tuple[str, str]]] = {
         ("", "the following arguments are required: --data"),
         ("--data {missing}", "argument --data: {missing} does not exist"),
         ("--data {file}", "argument --data: {file} is a file, not a folder"),
+        ("--data {data} --record {dir}", "argument --record: {dir} is a folder"),
+    ],
+    "tools/records/ch11_order_pairs.py": [
+        ("", "the following arguments are required: --data"),
+        ("--data {missing}", "argument --data: {missing} does not exist"),
+        ("--data {data} --show-check {dir}", "argument --show-check: {dir} is a folder"),
         ("--data {data} --record {dir}", "argument --record: {dir} is a folder"),
     ],
     "tools/records/ch11_taught_record.py": [
