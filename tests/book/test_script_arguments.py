@@ -201,6 +201,16 @@ BAD_ARGUMENTS: dict[str, list[tuple[str, str]]] = {
         ("--data {data} --show-check {dir}", "argument --show-check: {dir} is a folder"),
         ("--data {data} --record {dir}", "argument --record: {dir} is a folder"),
     ],
+    "tools/records/ch11_test_predictions.py": [
+        ("", "the following arguments are required: --run"),
+        ("--run {missing} --data {data} --cache {empty} --out {world}/p.npz",
+         "argument --run: {missing} does not exist"),
+        ("--run {empty} --data {data} --cache {empty} --out {world}/p.npz", "no best.pt in"),
+        ("--run {imdb} --data {data} --cache {empty} --out {world}/p.json",
+         "name a .npz file"),
+        ("--run {imdb} --data {missing} --cache {empty} --out {world}/p.npz",
+         "argument --data: {missing} does not exist"),
+    ],
     "tools/records/ch11_taught_record.py": [
         ("", "the following arguments are required: --run"),
         ("--run {missing}", "argument --run: {missing} does not exist"),
