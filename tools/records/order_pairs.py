@@ -219,6 +219,14 @@ def source_reviews(train_labels: list[int]) -> list[int]:
     return holdout(train_labels, SOURCE_VAL_SIZE, SOURCE_SEED, SOURCE_HOLDOUT)[0].tolist()
 
 
+def source_fit_reviews(train_labels: list[int]) -> list[int]:
+    """The rest of train beside the source: seed 0's fit split, on which the counting models
+    scored on the pairs are fitted (as the taught runs' teacher was)."""
+    from scratchformer.data.holdout import holdout
+
+    return holdout(train_labels, SOURCE_VAL_SIZE, SOURCE_SEED, SOURCE_HOLDOUT)[1].tolist()
+
+
 def read_pairs(path: Path = PAIRS) -> dict:
     """The committed pairs file."""
     return json.loads(path.read_text(encoding="utf-8"))
