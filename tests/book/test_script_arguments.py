@@ -31,7 +31,7 @@ from conftest import ROOT
 HELPERS = {"benchmarks/script_arguments.py", "tools/records/script_arguments.py",
            "tools/records/shown_command.py", "tools/records/onnx_reviews.py",
            "tools/records/labelled_sentences.py", "tools/records/order_pairs.py",
-           "tools/records/paired_tests.py"}
+           "tools/records/paired_tests.py", "tools/records/served_weights.py"}
 SCRIPTS = sorted(
     {path.relative_to(ROOT).as_posix()
      for pattern in ("benchmarks/*.py", "tools/records/*.py", "tools/*.py", "tools/*.sh")
@@ -213,21 +213,19 @@ BAD_ARGUMENTS: dict[str, list[tuple[str, str]]] = {
     ],
     "tools/records/ch11_order_remedy.py": [
         ("", "the following arguments are required: --data"),
-        ("--data {data} --cache {empty} --checkpoint {missing} --out {world}/r.json",
-         "argument --checkpoint: {missing} does not exist"),
-        ("--data {data} --cache {empty} --checkpoint {file} --epochs 0 --out {world}/r.json",
+        ("--data {missing} --cache {empty} --out {world}/r.json",
+         "argument --data: {missing} does not exist"),
+        ("--data {data} --cache {empty} --epochs 0 --out {world}/r.json",
          "argument --epochs: must be at least 1"),
-        ("--data {data} --cache {empty} --checkpoint {file} --lr 0 --out {world}/r.json",
+        ("--data {data} --cache {empty} --lr 0 --out {world}/r.json",
          "argument --lr: must be above 0"),
-        ("--data {data} --cache {empty} --checkpoint {file} --out {file}", "name a .json file"),
-        ("--data {data} --cache {empty} --checkpoint {file} --out {dir}.json",
-         "{dir} already exists"),
+        ("--data {data} --cache {empty} --out {file}", "name a .json file"),
+        ("--data {data} --cache {empty} --out {dir}.json", "{dir} already exists"),
     ],
     "tools/records/ch11_order_reading.py": [
         ("", "the following arguments are required: --data"),
-        ("--data {data} --checkpoint {missing}", "argument --checkpoint: {missing} does not exist"),
-        ("--data {missing} --checkpoint {file}", "argument --data: {missing} does not exist"),
-        ("--data {data} --checkpoint {file} --record {dir}", "argument --record: {dir} is a folder"),
+        ("--data {missing}", "argument --data: {missing} does not exist"),
+        ("--data {data} --record {dir}", "argument --record: {dir} is a folder"),
     ],
     "tools/records/ch11_counting_taught.py": [
         ("", "the following arguments are required: --data"),
@@ -252,7 +250,7 @@ BAD_ARGUMENTS: dict[str, list[tuple[str, str]]] = {
     "tools/records/ch11_sentences_equal.py": [
         ("", "the following arguments are required: --counting"),
         ("--counting {missing}", "argument --counting: {missing} does not exist"),
-        ("--counting {file} --served {empty}", "--served needs --data and --cache"),
+        ("--counting {file} --served", "--served needs --data and --cache"),
         ("--counting {file} --record {dir}", "argument --record: {dir} is a folder"),
     ],
     "tools/records/ch11_test_predictions.py": [

@@ -183,14 +183,16 @@ def predictions(folder: Path | None, key: str, seed: str, sha256: str) -> np.nda
 
 
 def compare(rows: dict, right: dict, key: str, other: str) -> dict:
-    """`key` less `other`: per-seed paired differences, and the per-review tests where both
-    have predictions."""
+    """`key` less `other`: per-seed paired differences (two seeds or more), and the
+    per-review tests on the seeds where both have predictions."""
     seeds = sorted(set(rows[key]) & set(rows[other]), key=int)
-    if len(seeds) < 2:
-        return {"seeds": seeds, "note": "fewer than two seeds: no interval"}
-    result = {"seeds": seeds, **{measure: paired_difference(
-        [rows[key][s][measure] for s in seeds], [rows[other][s][measure] for s in seeds])
-        for measure in ("validation", "test")}}
+    result: dict = {"seeds": seeds}
+    if len(seeds) >= 2:
+        for measure in ("validation", "test"):
+            result[measure] = paired_difference([rows[key][s][measure] for s in seeds],
+                                                [rows[other][s][measure] for s in seeds])
+    else:
+        result["note"] = "fewer than two seeds: no interval"
     both = [s for s in seeds if right[key].get(s) is not None
             and right[other].get(s) is not None]
     result["per_review"] = {
@@ -202,33 +204,43 @@ def compare(rows: dict, right: dict, key: str, other: str) -> dict:
     return result
 
 
+def said(difference: dict, name: str) -> str:
+    """A paired difference in words: above, below or not told apart from `name`, by its
+    95% interval."""
+    low, high = 100 * difference["low"], 100 * difference["high"]
+    verdict = "above" if low > 0 else "below" if high < 0 else "not told apart from"
+    return (f"{verdict} {name} ({100 * difference['mean']:+.2f} points, 95% interval "
+            f"{low:+.2f} to {high:+.2f})")
+
+
+def lift(table: dict, key: str, base: str) -> dict | None:
+    """`key` less `base` on test, seed by seed, or None under two shared seeds."""
+    seeds = sorted(set(table[key]["rows"]) & set(table[base]["rows"]), key=int)
+    if len(seeds) < 2:
+        return None
+    return paired_difference([table[key]["rows"][s]["test"] for s in seeds],
+                             [table[base]["rows"][s]["test"] for s in seeds])
+
+
 def where_from(table: dict, comparisons: dict) -> str:
     """One sentence read off the intervals: each taught Transformer against taught bag of
-    words and untaught NBSVM on test, and taught against untaught."""
-
-    def said(difference: dict, name: str) -> str:
-        low, high = 100 * difference["low"], 100 * difference["high"]
-        verdict = ("above" if low > 0 else "below" if high < 0 else "not told apart from")
-        return (f"{verdict} {name} ({100 * difference['mean']:+.2f} points, 95% interval "
-                f"{low:+.2f} to {high:+.2f})")
-
+    words and untaught NBSVM on test, and what teaching adds to bag of words and to the
+    Transformer, each against its own untaught runs."""
     parts = []
     for key in TAUGHT_TRANSFORMERS:
         versus = comparisons.get(key, {})
         if "test" not in versus.get("bag_of_words_taught", {}):
             continue
-        parts.append(f"{ROWS[key]}: {said(versus['bag_of_words_taught']['test'], 'bag of words taught the same way')}, "
-                     f"{said(versus['nbsvm']['test'], 'NBSVM untaught')}")
-    lift = {key: paired_difference(
-        [table[key]["rows"][s]["test"] for s in seeds],
-        [table[base]["rows"][s]["test"] for s in seeds])
-        for key, base in (("bag_of_words_taught", "bag_of_words"),
-                          ("transformer_nbsvm", "transformer"))
-        for seeds in [sorted(set(table[key]["rows"]) & set(table[base]["rows"]), key=int)]}
-    return ("On test, " + "; ".join(parts) + f". Teaching by NBSVM moves bag of words by "
-            f"{100 * lift['bag_of_words_taught']['mean']:+.2f} points and the Transformer by "
-            f"{100 * lift['transformer_nbsvm']['mean']:+.2f} (each against its own untaught "
-            "runs, seed by seed).")
+        parts.append(f"{ROWS[key]} is "
+                     f"{said(versus['bag_of_words_taught']['test'], 'bag of words taught the same way')}"
+                     f" and {said(versus['nbsvm']['test'], 'NBSVM untaught')}")
+    gains = [(name, lift(table, key, base)) for name, key, base in (
+        ("bag of words", "bag_of_words_taught", "bag_of_words"),
+        ("the Transformer", "transformer_nbsvm", "transformer"))]
+    gains_text = ", ".join(f"{name} {said(gain, 'its untaught runs')}"
+                           for name, gain in gains if gain is not None)
+    return ("On test: " + "; ".join(parts or ["no taught Transformer shares two seeds with the counting models"])
+            + (f". Taught by NBSVM, {gains_text}." if gains_text else "."))
 
 
 def main(args: argparse.Namespace, argv: list[str]) -> int:
@@ -255,7 +267,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
         entry["test_predictions"] = [s for s in seeds if right[key].get(s) is not None]
         table[key] = entry
     comparisons = {key: {other: compare(rows, right, key, other) for other in AGAINST}
-                   for key in TAUGHT_TRANSFORMERS if len(rows[key]) >= 2}
+                   for key in TAUGHT_TRANSFORMERS if rows[key]}
     record = {
         **tool_command("ch11_controls.py", argv, str(args.record)),
         "holdout": "blocks",

@@ -7,7 +7,8 @@ seed's fit split (validation held out in blocks) with its labels, IMDB's unlabel
 (those also in train or test removed) with the hard verdicts of NBSVM fitted on the fit split,
 and up to 2 sentences of each of these reviews (`scratchformer.data.sentences.draw_sentences`,
 the seed's draw), each labelled as its review, decoded from GPT-2's tokens to the text a
-counting model reads. Three versions of each counting model, all with the settings
+counting model reads. Up to three versions of each counting model (`--versions`; by default
+the first and the last), all with the settings
 `book/results/imdb_baselines.json` chose: fitted on the fit split (`untaught`, as the
 sentences record's own), on the fit split and the labelled unlabelled reviews (`taught`), and
 on those and the sentences (`sentences`, the arm's inputs). Each is scored on one sentence of
@@ -32,6 +33,7 @@ from script_arguments import existing_folder, output_file_in_new_folder, seed_in
 
 ROOT = Path(__file__).resolve().parents[2]
 PER_REVIEW = 2  # the served arm's sentences a review
+VERSIONS = ("untaught", "taught", "sentences")
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -40,6 +42,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--data", type=existing_folder, required=True)
     parser.add_argument("--cache", type=Path, required=True, help="the token cache")
     parser.add_argument("--seed", type=seed_int, default=0)
+    parser.add_argument("--versions", nargs="+", choices=VERSIONS,
+                        default=["untaught", "sentences"],
+                        help="which versions to fit (default: untaught and sentences)")
     parser.add_argument("--out", type=output_file_in_new_folder, required=True)
     args = parser.parse_args(argv)
     if args.out.suffix != ".json":
@@ -112,7 +117,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
     val_texts = [decode(s.tolist()) for s in val_sentences]
     places = sorted(kept)
     scored, result = {}, {}
-    for version, (texts, labels) in inputs.items():
+    for version, (texts, labels) in ((v, inputs[v]) for v in args.versions):
         for name, fit in (("bag_of_words", fit_bag_of_words), ("nbsvm", fit_nbsvm)):
             clock = time.perf_counter()
             model = (teacher if (version, name) == ("untaught", "nbsvm")

@@ -13,11 +13,12 @@ pairs, by which text is positive) when it stands first and when it stands second
 is the stressed clause and when not; and the attention (each head, one layer) that the
 tokens pay to the connective and to the other clause. For four written pairs (texts written
 for the book) it keeps every token with its contribution and its head-averaged attention to
-the connective. The attention is recomputed from the layer's own weights and checked against
-the layer's output.
+the connective. The model is the served one, its weights read from the committed ONNX file
+(`served_weights.py`; the training checkpoint is not kept); the attention is recomputed from
+the layer's own weights and checked against the layer's output, and both the contributions and
+the attention are checked against what the ONNX file itself outputs for the same text.
 
-    python tools/records/ch11_order_reading.py --data $IMDB_DIR \
-        --checkpoint runs/rv/sentences_seed0/best.pt
+    python tools/records/ch11_order_reading.py --data $IMDB_DIR
 
 What this deliberately does not handle: texts longer than one window, models of more than
 one layer (the attention read is the first layer's), and IMDB's texts in the record (only
@@ -30,7 +31,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from script_arguments import existing_file, existing_folder, output_file
+from script_arguments import existing_folder, output_file
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_RECORD = ROOT / "book" / "results" / "order_pairs_reading.json"
@@ -40,8 +41,6 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line, checked before torch is imported."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=existing_folder, required=True)
-    parser.add_argument("--checkpoint", type=existing_file, required=True,
-                        help="the served run's best.pt (its sha256 is checked)")
     parser.add_argument("--record", type=output_file, default=DEFAULT_RECORD)
     return parser.parse_args(argv)
 
@@ -59,14 +58,13 @@ import torch
 from scratchformer.data.framing import frame_tokens, review_encoding, review_token_lists
 from scratchformer.data.imdb import load_imdb
 from scratchformer.io.files import write_atomically
-from scratchformer.io.fingerprint import file_sha256
 from scratchformer.measure.evaluation import token_contributions
-from scratchformer.runs.checkpoint import load_checkpoint
 
 import order_pairs as rule
+from onnx_reviews import framed_rows, one_thread_session
+from served_weights import FOLDER, served_model
 from shown_command import shown_path, tool_command
 
-MANIFEST = ROOT / "_static" / "models" / "imdb" / "manifest.json"
 WRITTEN = ROOT / "book" / "results" / "order_pairs.jsonl"
 EXAMPLES = 4  # written pairs kept token by token
 
@@ -131,7 +129,7 @@ def found_clauses(pair: dict) -> dict[str, tuple]:
     parts = rule.construction(pair["original"])
     if parts is None:
         raise SystemExit("a pair's original text is no longer a construction of the rule")
-    found, x, y = parts["found"], parts["x"], parts["y"]
+    found, y = parts["found"], parts["y"]
     stressed = "second" if parts["stressed"] == "y" else "first"
     if parts["kind"] == "although first":  # "Although Y, X."
         start = len(found["word"]) + 1
@@ -219,6 +217,7 @@ def found_summary(model: torch.nn.Module, pairs: list[dict]) -> dict:
             to_joint.append(read[member]["attention"]["to_joint"])
             across.append(read[member]["attention"]["to_other_clause"])
     return {"pairs": len(pairs), "texts": 2 * len(pairs),
+            "stressed_second": sum(p["stressed"] == "y" for p in pairs),
             "push_towards_lean": {
                 "first_clause": mean(first_push), "second_clause": mean(second_push),
                 "stressed_clause": mean(stressed_push), "other_clause": mean(other_push),
@@ -247,31 +246,74 @@ def example(model: torch.nn.Module, pair: dict) -> dict:
     return out
 
 
+def onnx_check(model: torch.nn.Module, texts: list[str]) -> dict:
+    """The ONNX file's own contributions and attention on `texts` beside the rebuilt
+    model's: the largest differences."""
+    session = one_thread_session(FOLDER / "model.onnx")
+    framing = json.loads((FOLDER / "tokenizer.json").read_text())["framing"]
+    worst_share, worst_attention = 0.0, 0.0
+    for text in texts:
+        mine = read_text(model, text)
+        row = framed_rows(review_token_lists([text])[0], framing)[0]
+        _, shares, attention = session.run(["probabilities", "contributions", "attention"],
+                                           {"ids": np.array([row], dtype=np.int64)})
+        t = len(mine["contributions"])
+        # the box's row is padded to max_len; the real tokens sit at 1..t
+        worst_share = max(worst_share, float(np.abs(shares[0, 1:t + 1]
+                                                    - mine["contributions"]).max()))
+        worst_attention = max(worst_attention, float(np.abs(
+            attention[0, 0, :, 1:t + 1, 1:t + 1]
+            / attention[0, 0, :, 1:t + 1, 1:t + 1].sum(-1, keepdims=True)
+            - mine["attention"] / mine["attention"].sum(-1, keepdims=True)).max()))
+    return {"texts": len(texts), "largest_contribution_difference": worst_share,
+            "largest_attention_difference": worst_attention,
+            "note": "attention compared over the real tokens' rows renormalised (the box's "
+                    "row also attends to [CLS] and [SEP], as does this one)"}
+
+
+def seen(summary: dict) -> str:
+    """What the numbers show, in one sentence computed from them."""
+    push = summary["push_towards_lean"]
+    heads = summary["attention_per_head"]["to_joint"]
+    stress = ("raises" if push["stressed_clause"] > push["other_clause"] else "lowers")
+    place = ("first" if push["first_clause"] > push["second_clause"] else "second")
+    return (f"Over the {summary['pairs']} validation-half pairs, a clause pushes towards its "
+            f"own lean by {push['first_clause']:.3f} (logit-gap units) when it stands first "
+            f"and {push['second_clause']:.3f} when it stands second, by "
+            f"{push['stressed_clause']:.3f} when the construction stresses it and "
+            f"{push['other_clause']:.3f} when not: the model weighs the {place} clause more "
+            f"and the stress {stress} a clause's weight (the construction stresses the second "
+            f"clause in {summary['stressed_second']} of the {summary['pairs']} pairs, so "
+            "place and stress mostly coincide here); its two heads give the connective "
+            f"and the marks between the clauses {heads[0]:.1%} and {heads[1]:.1%} of a "
+            "token's attention.")
+
+
 def main(args: argparse.Namespace, argv: list[str]) -> int:
     torch.set_num_threads(1)
-    manifest = json.loads(MANIFEST.read_text())
-    sha256 = file_sha256(args.checkpoint)
-    if sha256 != manifest["checkpoint"]["sha256"]:
-        raise SystemExit(f"{args.checkpoint}: not the served checkpoint")
-    model = load_checkpoint(args.checkpoint, torch.device("cpu")).eval()
+    model, served = served_model()
     train = load_imdb(args.data, ["train"])["train"]
     found = [p for p in rule.pair_texts(rule.read_pairs(), train.texts, train.labels)
              if p["half"] == "validation"]
     written = [json.loads(line) for line in WRITTEN.read_text().splitlines() if line.strip()]
     summary = found_summary(model, found)
-    examples = [example(model, pair) for pair in written[::len(written) // EXAMPLES][:EXAMPLES]]
+    chosen = written[::len(written) // EXAMPLES][:EXAMPLES]
+    examples = [example(model, pair) for pair in chosen]
     record = {
         **tool_command("ch11_order_reading.py", argv),
-        "checkpoint_sha256": sha256, "is_served_checkpoint": True,
+        "model": served,
+        "onnx_check": onnx_check(model, [t for pair in chosen
+                                         for t in (pair["positive"], pair["negative"])]),
         "pairs": {"found": shown_path(rule.PAIRS), "half": "validation",
                   "written": shown_path(WRITTEN)},
-        "method": __doc__.split("\n\n")[1].replace("\n", " "),
+        "method": " ".join(__doc__.split("\n\n")[1].split()),
         "found_validation": summary,
+        "reading": seen(summary),
         "examples": examples,
     }
     text = json.dumps(record, indent=1, ensure_ascii=False) + "\n"
     write_atomically(args.record, lambda h: h.write(text.encode("utf-8")))
-    print(json.dumps(summary, indent=1))
+    print(json.dumps({"onnx_check": record["onnx_check"], **summary}, indent=1))
     return 0
 
 

@@ -5,8 +5,9 @@ The order pairs' rule (`order_pairs.py`: two clauses joined by a contrast, leani
 ways by VADER, swapped) is run on seed 0's fit split, the 22,500 training reviews the served
 run learned from (never on its validation slice, where the scored pairs come from; a sentence
 also found there is dropped). Each pair gives two texts with the same words: the one whose
-stressed clause leans positive labelled positive, the other negative. The served run's kept
-weights (`--checkpoint`, its sha256 checked against the page's manifest) then train on these
+stressed clause leans positive labelled positive, the other negative. The served model (its
+weights read from the committed ONNX file, `served_weights.py`: the training checkpoint is not
+kept, and a retrain on this machine did not reproduce it bit for bit) then trains on these
 texts mixed with `--replay` of the same fit split's whole reviews (drawn with `--seed`, their
 own labels, read in windows as the run read them) so that reading reviews is not unlearned:
 AdamW as `scratchformer.train` sets it, `--lr` warmed up over the first 10% of updates and
@@ -18,7 +19,7 @@ only that model is tested, once, on IMDB's test reviews. The test half of the pa
 by `ch11_order_scores.py --remedy`.
 
     python tools/records/ch11_order_remedy.py --data $IMDB_DIR --cache runs/cache \
-        --checkpoint runs/rv/sentences_seed0/best.pt --out runs/remedy/pairs.json
+        --out runs/remedy/pairs.json
 
 What this deliberately does not handle: other seeds' runs, choosing the learning rate or the
 mix (one setting is tried), and keeping the served model's teacher-labelled reviews in the
@@ -31,8 +32,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from script_arguments import (existing_file, existing_folder, output_file_in_new_folder,
-                              positive_float, positive_int, seed_int)
+from script_arguments import (existing_folder, output_file_in_new_folder, positive_float,
+                              positive_int, seed_int)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -42,8 +43,6 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=existing_folder, required=True)
     parser.add_argument("--cache", type=Path, required=True, help="the token cache")
-    parser.add_argument("--checkpoint", type=existing_file, required=True,
-                        help="the served run's best.pt")
     parser.add_argument("--epochs", type=positive_int, default=2)
     parser.add_argument("--lr", type=positive_float, default=2e-4)
     parser.add_argument("--replay", type=positive_int, default=4000,
@@ -83,9 +82,9 @@ from scratchformer.train.loop import (classify_texts, lr_multiplier, make_optimi
 from scratchformer.train.presets import preset
 
 import order_pairs as rule
+from served_weights import served_model
 from shown_command import tool_command
 
-MANIFEST = ROOT / "_static" / "models" / "imdb" / "manifest.json"
 BATCH = 32
 
 
@@ -109,12 +108,7 @@ def ordered_share(model: torch.nn.Module, pairs: list[dict]) -> dict:
 def main(args: argparse.Namespace, argv: list[str]) -> int:
     torch.set_num_threads(1)
     started = time.perf_counter()
-    manifest = json.loads(MANIFEST.read_text())
-    served_sha256 = file_sha256(args.checkpoint)
-    if served_sha256 != manifest["checkpoint"]["sha256"]:
-        raise SystemExit(f"{args.checkpoint}: not the served checkpoint (sha256 "
-                         f"{served_sha256[:12]}, the page serves "
-                         f"{manifest['checkpoint']['sha256'][:12]})")
+    model, served = served_model()
     train_config = preset("cpu")[1]
     data = load_imdb(args.data, ["train", "test"])
     train, test = data["train"], data["test"]
@@ -134,7 +128,6 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
     pair_texts = [p["positive"] for p in mined] + [p["negative"] for p in mined]
     token_lists = review_token_lists(pair_texts) + [train_tokens[i].tolist() for i in replay]
     labels = [1] * len(mined) + [0] * len(mined) + [train.labels[i] for i in replay]
-    model = load_checkpoint(args.checkpoint, torch.device("cpu"))
     max_len = model.config.max_len
     loader = ReviewLoader(windows(token_lists, max_len), torch.tensor(labels), BATCH,
                           shuffle=True, seed=args.seed,
@@ -145,6 +138,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
                               4 * BATCH, length_groups=1)
     folder = args.out.with_suffix("")
     folder.mkdir(parents=True)
+    save_checkpoint(folder / "epoch0.pt", model, model.config, "windows")  # the served model
     epochs = [{"epoch": 0, "updates": 0, "pairs_validation": ordered_share(model,
                                                                             validation_pairs),
                "validation_accuracy": evaluate(model, val_loader)["accuracy"],
@@ -176,8 +170,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
                        "seconds": time.perf_counter() - clock})
         print(epochs[-1], flush=True)
     best = max(epochs, key=lambda e: (e["pairs_validation"]["ordered"], -e["epoch"]))
-    source = args.checkpoint if best["epoch"] == 0 else folder / f"epoch{best['epoch']}.pt"
-    shutil.copyfile(source, folder / "best.pt")
+    shutil.copyfile(folder / f"epoch{best['epoch']}.pt", folder / "best.pt")
     trained_minutes = (time.perf_counter() - started) / 60
     model = load_checkpoint(folder / "best.pt", torch.device("cpu")).eval()
     test_loader = ReviewLoader(windows(review_tokens(test, args.cache), max_len),
@@ -189,7 +182,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
         "remedy": "the served model trained on for a few epochs with order pairs made by the "
                   "rule from seed 0's fit split (positive text labelled 1, negative 0) "
                   "mixed with a replay of the fit split's whole reviews",
-        "served_checkpoint_sha256": served_sha256,
+        "served": served,
         "training_pairs": len(mined), "training_texts": 2 * len(mined),
         "replay_reviews": len(replay), "lr": args.lr, "epochs": args.epochs,
         "batch_size": BATCH, "updates_per_epoch": len(loader),

@@ -7,18 +7,19 @@ The models: the majority class, bag-of-words logistic regression and NBSVM, fitt
 validation slice, held out in blocks, leaves; the slice the found pairs come from) with the
 settings `book/results/imdb_baselines.json` chose; and the served Transformer, run exactly as
 the book's box runs it: the committed ONNX file `_static/models/imdb/model.onnx` (its sha256
-checked against the page's manifest) on GPT-2's ids framed as its `tokenizer.json` says. With
-`--checkpoint` (the served run's `best.pt`, retrained), the same texts are also scored by the
-package's own classifier (`scratchformer.train.classify.load_classifier`) and the record
-says how far the two are apart. With `--remedy NAME=RUN` (a run of
-`tools/records/ch11_order_remedy.py`), that run's kept weights are scored too.
+checked against the page's manifest) on GPT-2's ids framed as its `tokenizer.json` says; the
+same weights, read back from that file (`served_weights.py`), are run through the package's
+own classifier (`scratchformer.train.classify.load_classifier`) on a few texts and the record
+says how far the two are apart. With `--checkpoint` (a retrain of the served run, which need
+not be bit for bit the served one: the record says whether it is), and with `--remedy
+NAME=RUN` (a run of `tools/records/ch11_order_remedy.py`), those weights are scored too.
 
 A pair is *ordered* when its positive text scores strictly higher, *tied* when both score the
 same, *reversed* otherwise; the share ordered has its 95% Clopper-Pearson interval (exact,
 from the binomial distribution). A coin orders half.
 
     python tools/records/ch11_order_scores.py --data $IMDB_DIR \
-        --checkpoint runs/rv/sentences_seed0/best.pt
+        --checkpoint runs/rv/sentences_seed0/best.pt --remedy remedy=runs/remedy/pairs.json
 
 What this deliberately does not handle: probabilities for NBSVM (its score is the SVM's
 margin; only the order within a pair matters), and models other than these.
@@ -53,7 +54,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=existing_folder, required=True)
     parser.add_argument("--checkpoint", type=existing_file, default=None,
-                        help="the served run's best.pt, to compare PyTorch with ONNX")
+                        help="a retrain of the served run (its best.pt), scored as well")
     parser.add_argument("--remedy", type=remedy_argument, action="append", default=[],
                         metavar="NAME=RUN", help="a remedy run to score as well")
     parser.add_argument("--record", type=output_file, default=DEFAULT_RECORD)
@@ -65,6 +66,7 @@ if __name__ == "__main__":
 
 import json
 import math
+import tempfile
 import time
 
 import torch
@@ -75,10 +77,12 @@ from scratchformer.io.files import write_atomically
 from scratchformer.io.fingerprint import file_sha256
 from scratchformer.measure.baselines import (LinearTextClassifier, fit_bag_of_words,
                                              fit_majority, fit_nbsvm)
+from scratchformer.runs.checkpoint import save_checkpoint
 from scratchformer.train.classify import load_classifier
 
 import order_pairs as rule
 from onnx_reviews import one_thread_session, onnx_reviews
+from served_weights import served_model
 from shown_command import shown_path, tool_command
 
 MANIFEST = ROOT / "_static" / "models" / "imdb" / "manifest.json"
@@ -170,19 +174,36 @@ def served_scores(texts: list[str]) -> tuple[list[float], dict]:
                "JavaScript port of the same tokenizer is checked against them by the tests)"}
 
 
-def python_check(path: Path, texts: list[str], onnx_positive: list[float]) -> dict:
-    """The package's classifier on the first texts beside the ONNX file's scores."""
-    sha256 = file_sha256(path)
-    manifest = json.loads(MANIFEST.read_text())
+def python_check(texts: list[str], onnx_positive: list[float], folder: Path) -> dict:
+    """The package's own classifier (`load_classifier`) on the served weights, read from the
+    ONNX file (`served_weights.py`) and saved as a checkpoint in `folder`, beside the ONNX
+    file's scores of the same texts."""
+    model, served = served_model()
+    path = folder / "served_from_onnx.pt"
+    save_checkpoint(path, model, model.config, "windows")
     classify = load_classifier(path, torch.device("cpu"))
     torch_positive = [row["probabilities"]["positive"] for row in classify(texts)]
-    return {"checked": True, "checkpoint_sha256": sha256,
-            "is_served_checkpoint": sha256 == manifest["checkpoint"]["sha256"],
-            "texts": len(texts),
+    return {"checked": True, "weights": served["rebuilt"], "texts": len(texts),
             "largest_difference": max(abs(a - b) for a, b in zip(torch_positive,
                                                                  onnx_positive)),
             "verdicts_that_differ": sum((a > 0.5) != (b > 0.5) for a, b in
                                         zip(torch_positive, onnx_positive))}
+
+
+def retrain(path: Path, texts: list[str]) -> tuple[list[float], dict]:
+    """A retrain of the served run (`--checkpoint`): its scores, and how it stands to the
+    served checkpoint (the manifest's sha256) and to the run's recorded validation."""
+    manifest = json.loads(MANIFEST.read_text())
+    results = json.loads((path.parent / "results.json").read_text())
+    classify = load_classifier(path, torch.device("cpu"))
+    sha256 = file_sha256(path)
+    return ([row["probabilities"]["positive"] for row in classify(texts)], {
+        "name": "the served run retrained here", "command": results["command"],
+        "checkpoint_sha256": sha256,
+        "is_served_checkpoint": sha256 == manifest["checkpoint"]["sha256"],
+        "validation": max(row["val_accuracy"] for row in results["history"]),
+        "test": results["test"]["accuracy"] if results.get("test") else None,
+        "scored_by": "scratchformer.train.classify.load_classifier"})
 
 
 def written_pairs() -> list[dict]:
@@ -204,20 +225,26 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
               else [float(v) for v in model.predict(texts).tolist()]
               for name, model in counting["models"].items()}
     scores["served"], served = served_scores(texts)
-    if args.checkpoint is not None:
-        served["python_check"] = python_check(args.checkpoint, texts[:PYTHON_CHECK_TEXTS],
-                                              scores["served"][:PYTHON_CHECK_TEXTS])
-    else:
-        served["python_check"] = {"checked": False,
-                                  "why": "no checkpoint given (the training checkpoints are "
-                                         "not kept with the book)"}
+    with tempfile.TemporaryDirectory() as folder:
+        served["python_check"] = python_check(texts[:PYTHON_CHECK_TEXTS],
+                                              scores["served"][:PYTHON_CHECK_TEXTS],
+                                              Path(folder))
     remedies = {}
+    if args.checkpoint is not None:
+        scores["retrain"], remedies["retrain"] = retrain(args.checkpoint, texts)
     for name, run in args.remedy:
         classify = load_classifier(run.with_suffix("") / "best.pt", torch.device("cpu"))
         scores[name] = [row["probabilities"]["positive"] for row in classify(texts)]
-        remedies[name] = {"run": shown_path(run),
-                          "checkpoint_sha256": file_sha256(run.with_suffix("") / "best.pt"),
-                          "scored_by": "scratchformer.train.classify.load_classifier"}
+        ran = json.loads(run.read_text())
+        sha256 = file_sha256(run.with_suffix("") / "best.pt")
+        if sha256 != ran["checkpoint_sha256"]:
+            raise SystemExit(f"{run}: its best.pt is not the one the run recorded")
+        remedies[name] = {"run": shown_path(run), "checkpoint_sha256": sha256,
+                          "scored_by": "scratchformer.train.classify.load_classifier",
+                          **{key: ran[key] for key in (
+                              "command", "remedy", "training_pairs", "replay_reviews", "lr",
+                              "epochs", "batch_size", "updates_per_epoch", "choice",
+                              "history", "chosen_epoch", "test", "minutes")}}
     n, m = len(found), len(written)
     sets = {"found, validation half": [i for i, p in enumerate(found)
                                        if p["half"] == "validation"],

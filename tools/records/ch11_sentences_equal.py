@@ -12,13 +12,13 @@ review is, and the drawn sentences two labellers gave one verdict
 (`book/results/sentences_labelled.jsonl`; the labellers were two language models working
 independently from a written guide, `tools/records/labelling_guide.md`, not people). For each
 counting model and version: means over seeds with 95% t-intervals, and the served arm less it,
-seed by seed, with its t-interval; where a served run's checkpoint is given (`--served`,
-checked against the sentences record's sha256), McNemar's exact test on that seed's
-sentences, sentence by sentence.
+seed by seed, with its t-interval; with `--served` (seed 0's served model, its weights
+read from its committed ONNX file, the only served-arm weights kept), McNemar's exact test on
+seed 0's sentences, sentence by sentence, its accuracies first checked against the record's.
 
     python tools/records/ch11_sentences_equal.py \
         --counting runs/sentences_counting/seed{0..4}.json \
-        --data $IMDB_DIR --cache runs/cache --served runs/rv/sentences_seed0
+        --data $IMDB_DIR --cache runs/cache --served
 
 What this deliberately does not handle: test (every measure is validation), and arms other
 than the served one.
@@ -46,8 +46,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--data", type=existing_folder, default=None,
                         help="IMDB's files (with --served)")
     parser.add_argument("--cache", type=Path, default=None, help="the token cache")
-    parser.add_argument("--served", type=existing_folder, nargs="*", default=[],
-                        help="served-arm run folders, for per-sentence tests")
+    parser.add_argument("--served", action="store_true",
+                        help="per-sentence tests on seed 0, with the served model's weights "
+                             "read from its ONNX file")
     record_argument(parser, DEFAULT_RECORD)
     args = parser.parse_args(argv)
     args.record = default_record(parser, args.record, DEFAULT_RECORD)
@@ -81,32 +82,29 @@ MEASURES = {"validation_sentences": "one sentence of each validation review, lab
                                    "language models, from a written guide) gave one verdict"}
 
 
-def served_right(folder: Path, seed: str, expected_sha256: str, data: Path,
-                 cache: Path) -> dict[str, np.ndarray]:
-    """The served run's right/wrong on each sentence of both measures, batched as
-    ch11_sentences.py batches them, its accuracies checked against the record's."""
+def served_right(seed: str, data: Path, cache: Path) -> tuple[dict[str, np.ndarray], dict]:
+    """The served model's right/wrong on each of seed 0's sentences of both measures (its
+    weights read from the ONNX file, `served_weights.py`), batched as ch11_sentences.py
+    batches them."""
     import torch
 
     from scratchformer.data.batches import ReviewLoader, WindowedReviews
     from scratchformer.data.imdb import load_imdb
     from scratchformer.data.review_cache import review_tokens
     from scratchformer.data.review_windows import review_windows
-    from scratchformer.io.fingerprint import file_sha256
-    from scratchformer.runs.checkpoint import load_checkpoint
     from scratchformer.train.presets import preset
 
     from ch11_test_predictions import test_logits
     from labelled_sentences import kept_labels, read_labels, validation_sentences
+    from served_weights import served_model
 
-    if file_sha256(folder / "best.pt") != expected_sha256:
-        raise SystemExit(f"{folder}: not the checkpoint {SENTENCES.name} scored for seed {seed}")
     torch.set_num_threads(1)
+    model, served = served_model()
     train = load_imdb(data, ["train"])["train"]
     tokens = review_tokens(train, cache)
     sentences, labels = validation_sentences(train.labels, tokens, int(seed), "blocks",
                                              preset("cpu")[1].val_size)
     kept = kept_labels(read_labels(), int(seed), sentences)
-    model = load_checkpoint(folder / "best.pt", torch.device("cpu")).eval()
     right = {}
     for key, chosen, truth in (
             ("validation_sentences", sentences, labels),
@@ -116,7 +114,7 @@ def served_right(folder: Path, seed: str, expected_sha256: str, data: Path,
             [review_windows(s.tolist(), model.config.max_len) for s in chosen])
         loader = ReviewLoader(windows, torch.tensor(truth), 128, length_groups=1)
         right[key] = (test_logits(model, loader).argmax(1) == torch.tensor(truth)).numpy()
-    return right
+    return right, served
 
 
 def main(args: argparse.Namespace, argv: list[str]) -> int:
@@ -135,7 +133,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
             right[seed] = {f"{m}_{v}": {
                 "validation_sentences": (arrays[f"{m}_{v}"] > 0) == labels,
                 "validation_labelled": (arrays[f"{m}_{v}"][places] > 0) == labelled}
-                for m in MODELS for v in VERSIONS}
+                for m in MODELS for v in VERSIONS if f"{m}_{v}" in arrays}
     seeds = sorted(set(per_seed) & set(served), key=int)
     consistency = {m: {s: {k: per_seed[s]["models"][f"{m}_untaught"][k]
                            == record_in["counting"][m][s][k] for k in MEASURES}
@@ -146,8 +144,11 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
                                                                    for s in seeds])}
                                            for k in MEASURES}}}
     comparisons = {}
+    fitted = [v for v in VERSIONS if all(f"bag_of_words_{v}" in per_seed[s]["models"]
+                                         for s in seeds)]
     for m in MODELS:
-        for v, how in VERSIONS.items():
+        for v in fitted:
+            how = VERSIONS[v]
             key = f"{m}_{v}"
             values = {k: [per_seed[s]["models"][key][k] for s in seeds] for k in MEASURES}
             table[key] = {"how": how,
@@ -157,28 +158,24 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
             comparisons[f"served - {key}"] = {
                 k: paired_difference([served[s][k] for s in seeds], values[k])
                 for k in MEASURES}
-    per_sentence = {}
-    for folder in args.served:
-        results = json.loads((folder / "results.json").read_text())
-        seed = str(results["seed"])
-        if seed not in served:
-            raise SystemExit(f"{folder}: seed {seed} is not in {SENTENCES.name}")
-        mine = served_right(folder, seed, served[seed]["checkpoint_sha256"], args.data,
-                            args.cache)
+    per_sentence, served_weights = {}, None
+    if args.served:
+        seed = "0"  # the seed the box serves
+        mine, served_weights = served_right(seed, args.data, args.cache)
         for k in MEASURES:
             if not np.isclose(mine[k].mean(), served[seed][k], atol=1e-12):
-                raise SystemExit(f"{folder}: {k} {mine[k].mean()} here, "
+                raise SystemExit(f"the served model: {k} {mine[k].mean()} here, "
                                  f"{served[seed][k]} recorded")
         per_sentence[seed] = {f"served - {m}_{v}": {
             k: mcnemar_exact(mine[k], right[seed][f"{m}_{v}"][k]) for k in MEASURES}
-            for m in MODELS for v in VERSIONS}
+            for m in MODELS for v in fitted}
     record = {
         **tool_command("ch11_sentences_equal.py", argv, str(args.record)),
         "sources": {"served": shown_path(SENTENCES),
                     "counting": [shown_path(p) for p in args.counting]},
         "seeds": seeds,
         "measures": MEASURES,
-        "versions": VERSIONS,
+        "versions": {v: VERSIONS[v] for v in fitted},
         "labelled_provenance": ("labels made by two language models working independently "
                                 "from a written guide (tools/records/labelling_guide.md), "
                                 "not by people; a sentence is kept where both gave one "
@@ -187,9 +184,10 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
         "table": table,
         "comparisons": comparisons,
         "per_sentence": {"seeds": sorted(per_sentence, key=int), "tests": per_sentence,
-                         "note": "McNemar's exact test needs each sentence's verdict, so only "
-                                 "seeds whose served checkpoint was given (retrained and "
-                                 "checked by sha256) have one"},
+                         "served_weights": served_weights,
+                         "note": "McNemar's exact test needs each sentence's verdict: only "
+                                 "seed 0's served model is kept (its ONNX file); the other "
+                                 "seeds' checkpoints are not"},
     }
     text = json.dumps(record, indent=1) + "\n"
     write_atomically(args.record, lambda h: h.write(text.encode("utf-8")))
