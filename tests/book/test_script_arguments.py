@@ -254,7 +254,11 @@ BAD_ARGUMENTS: dict[str, list[tuple[str, str]]] = {
         ("--counting {file} --record {dir}", "argument --record: {dir} is a folder"),
     ],
     "tools/records/ch11_test_predictions.py": [
-        ("", "the following arguments are required: --run"),
+        ("", "the following arguments are required: --data, --cache, --out"),
+        ("--data {data} --cache {empty} --out {world}/p.npz",
+         "one of the arguments --run --served is required"),
+        ("--run {imdb} --served --data {data} --cache {empty} --out {world}/p.npz",
+         "not allowed with argument"),
         ("--run {missing} --data {data} --cache {empty} --out {world}/p.npz",
          "argument --run: {missing} does not exist"),
         ("--run {empty} --data {data} --cache {empty} --out {world}/p.npz", "no best.pt in"),

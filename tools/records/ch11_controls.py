@@ -166,20 +166,21 @@ def self_taught_rows(paths: list[Path]) -> dict:
     return rows
 
 
-def predictions(folder: Path | None, key: str, seed: str, sha256: str) -> np.ndarray | None:
-    """A run's per-review test right/wrong `(N,)`, if its predictions file exists and is of
-    the checkpoint `sha256`; None otherwise."""
+def predictions(folder: Path | None, key: str, seed: str, sha256: str
+                ) -> tuple[np.ndarray | None, str | None]:
+    """A run's per-review test right/wrong `(N,)` and whose weights made them, if its
+    predictions file exists and is of the checkpoint `sha256`; (None, None) otherwise."""
     if folder is None:
-        return None
+        return None, None
     path = folder / PREDICTION_FILES[key].format(seed)
     if not path.is_file():
-        return None
+        return None, None
     with np.load(path) as arrays:
         about = json.loads(str(arrays["about"]))
         if about["checkpoint_sha256"] != sha256:
             raise SystemExit(f"{path}: predictions of another checkpoint than the record's "
                              f"{key} seed {seed}")
-        return arrays["logits"].argmax(1) == arrays["labels"]
+        return arrays["logits"].argmax(1) == arrays["labels"], about.get("weights")
 
 
 def compare(rows: dict, right: dict, key: str, other: str) -> dict:
@@ -249,10 +250,13 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
     rows = {**counting, **record_runs(blocks),
             "transformer_self": self_taught_rows(args.self_taught)}
     right = {key: dict(counting_right.get(key, {})) for key in ROWS}
+    made_by: dict[str, dict[str, str]] = {key: {} for key in ROWS}
     for key in PREDICTION_FILES:
         for seed, run in rows[key].items():
-            right[key][seed] = predictions(args.predictions, key, seed,
-                                           run["checkpoint_sha256"])
+            right[key][seed], weights = predictions(args.predictions, key, seed,
+                                                    run["checkpoint_sha256"])
+            if weights is not None:
+                made_by[key][seed] = weights
     table = {}
     for key, name in ROWS.items():
         seeds = sorted(rows[key], key=int)
@@ -264,7 +268,8 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
             entry["minutes"] = summary([rows[key][s]["minutes"] for s in seeds])
         if key.startswith("transformer"):
             entry["updates"] = {s: rows[key][s]["updates"] for s in seeds}
-        entry["test_predictions"] = [s for s in seeds if right[key].get(s) is not None]
+        entry["test_predictions"] = {s: made_by[key].get(s, "the fit model's margins")
+                                     for s in seeds if right[key].get(s) is not None}
         table[key] = entry
     comparisons = {key: {other: compare(rows, right, key, other) for other in AGAINST}
                    for key in TAUGHT_TRANSFORMERS if rows[key]}
