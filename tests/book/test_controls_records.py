@@ -2,7 +2,9 @@
 scores (`book/results/order_pairs_scores.json`: counts, exact intervals, bag of words tying
 every pair), the remedy's choice (in the scores' record), the control table
 (`imdb_controls.json`: every mean, interval and difference from the per-seed rows, the
-Transformer rows as the taught record has them, the closing sentence); and the paired
+Transformer rows as the taught record has them, the closing sentence), the reading of the
+pairs (`order_pairs_reading.json`: the served weights as the ONNX file has them, per-part
+sums, its sentence); and the paired
 per-review tests (`tools/records/paired_tests.py`) give known values. No training here.
 """
 
@@ -123,3 +125,20 @@ def test_the_control_table_recomputes_from_its_rows() -> None:
                 assert test["only_first_right"] + test["only_second_right"] \
                     + test["both_right"] <= 25_000
     assert record["reading"] == where_from(table, record["comparisons"])
+
+
+def test_the_reading_of_the_pairs_is_the_served_models_and_says_what_its_numbers_say() -> None:
+    from ch11_order_reading import seen
+
+    record = read("order_pairs_reading.json")
+    assert record["model"]["largest_difference_from_onnx"] < 1e-5
+    check = record["onnx_check"]  # the ONNX file's own contributions and attention
+    assert check["largest_contribution_difference"] < 1e-5
+    assert check["largest_attention_difference"] < 1e-5
+    assert record["reading"] == seen(record["found_validation"])
+    for pair in record["examples"]:
+        for member in ("positive", "negative"):
+            tokens = pair[member]["tokens"]
+            for part in ("first", "joint", "second"):
+                assert pair[member]["push"][part] == pytest.approx(
+                    sum(t["contribution"] for t in tokens if t["part"] == part), abs=1e-9)
