@@ -268,6 +268,8 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
             entry["minutes"] = summary([rows[key][s]["minutes"] for s in seeds])
         if key.startswith("transformer"):
             entry["updates"] = {s: rows[key][s]["updates"] for s in seeds}
+        if not seeds:
+            entry["note"] = "no runs given: this row is not measured"
         entry["test_predictions"] = {s: made_by[key].get(s, "the fit model's margins")
                                      for s in seeds if right[key].get(s) is not None}
         table[key] = entry
