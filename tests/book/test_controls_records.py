@@ -4,7 +4,8 @@ every pair), the remedy's choice (in the scores' record), the control table
 (`imdb_controls.json`: every mean, interval and difference from the per-seed rows, the
 Transformer rows as the taught record has them, the closing sentence), the reading of the
 pairs (`order_pairs_reading.json`: the served weights as the ONNX file has them, per-part
-sums, its sentence); and the paired
+sums, its sentence), and the served arm against the counting models given its own inputs
+(`imdb_sentences_equal.json`); and the paired
 per-review tests (`tools/records/paired_tests.py`) give known values. No training here.
 """
 
@@ -142,3 +143,30 @@ def test_the_reading_of_the_pairs_is_the_served_models_and_says_what_its_numbers
             for part in ("first", "joint", "second"):
                 assert pair[member]["push"][part] == pytest.approx(
                     sum(t["contribution"] for t in tokens if t["part"] == part), abs=1e-9)
+
+
+def test_the_served_arm_against_counting_on_its_inputs_recomputes() -> None:
+    record = read("imdb_sentences_equal.json")
+    sentences = read("imdb_sentences.json")
+    seeds = record["seeds"]
+    served = [sentences["runs"]["sentences 2"][s] for s in seeds]
+    for measure in record["measures"]:
+        assert record["table"]["served"][measure]["per_seed"] == [r[measure] for r in served]
+    for name, versus in record["comparisons"].items():
+        key = name.removeprefix("served - ")
+        for measure, recorded in versus.items():
+            same_interval(recorded, [r[measure] for r in served],
+                          record["table"][key][measure]["per_seed"])
+    again = record["untaught_as_sentences_record"]["sentences_more_right_here"]
+    for model, per_seed in again.items():  # fitted again: within a sentence or two
+        assert all(abs(n) <= 2 for counts in per_seed.values() for n in counts.values()), model
+        for seed, counts in per_seed.items():
+            for measure, n in counts.items():
+                assert sentences["counting"][model][seed][measure] == pytest.approx(
+                    record["table"][f"{model}_untaught"][measure]["per_seed"][
+                        seeds.index(seed)] - n / SIZES[measure](sentences, seed), abs=1e-9)
+    assert "language models" in record["labelled_provenance"]
+
+
+SIZES = {"validation_sentences": lambda r, s: r["sentences"]["per_seed"][s]["sentences"],
+         "validation_labelled": lambda r, s: r["sentences"]["per_seed"][s]["labelled"]["kept"]}
