@@ -28,12 +28,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from script_arguments import default_record, existing_file, existing_folder, record_argument
+from scratchbook.arguments import default_record, existing_file, existing_folder, record_argument
 
-ROOT = Path(__file__).resolve().parents[2]
-RESULTS = ROOT / "book" / "results"
-DEFAULT_RECORD = RESULTS / "imdb_controls.json"
-BLOCKS = RESULTS / "imdb_taught_blocks.json"
+from scratchbook.records import IMDB_CONTROLS, IMDB_TAUGHT_BLOCKS
+
+BLOCKS = IMDB_TAUGHT_BLOCKS.path
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -45,9 +44,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
                         default=[], help="runs of ch11_taught.py --teacher transformer")
     parser.add_argument("--predictions", type=existing_folder, default=None,
                         help="folder of ch11_test_predictions.py's .npz files")
-    record_argument(parser, DEFAULT_RECORD)
+    record_argument(parser, IMDB_CONTROLS)
     args = parser.parse_args(argv)
-    args.record = default_record(parser, args.record, DEFAULT_RECORD)
+    args.record = default_record(parser, args.record, IMDB_CONTROLS)
     return args
 
 
@@ -60,11 +59,10 @@ import shlex
 
 import numpy as np
 
-from scratchformer.io.files import write_atomically
 from scratchformer.measure.statistics import paired_difference
 
 from paired_tests import bootstrap_mean_difference, mcnemar_exact
-from shown_command import option, set_values, shown_path, tool_command, validation_held_out
+from scratchbook.commands import option, set_values, shown_path, tool_command, validation_held_out
 
 FIT_REVIEWS, UNTAUGHT_EPOCHS, BATCH = 22_500, 2, 32  # the untaught runs' settings
 ROWS = {  # key: (name, kind)
@@ -245,7 +243,7 @@ def where_from(table: dict, comparisons: dict) -> str:
 
 
 def main(args: argparse.Namespace, argv: list[str]) -> int:
-    blocks = json.loads(BLOCKS.read_text())
+    blocks = IMDB_TAUGHT_BLOCKS.read()
     counting, counting_right = counting_rows(args.counting)
     rows = {**counting, **record_runs(blocks),
             "transformer_self": self_taught_rows(args.self_taught)}
@@ -294,8 +292,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
         "comparisons": comparisons,
         "reading": where_from(table, comparisons),
     }
-    text = json.dumps(record, indent=1) + "\n"
-    write_atomically(args.record, lambda h: h.write(text.encode("utf-8")))
+    IMDB_CONTROLS.write(record, args.record)
     for key, entry in table.items():
         if "test" in entry:
             print(f"{entry['name']}: test {entry['test']['mean']:.4f} "

@@ -29,9 +29,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from script_arguments import existing_folder, output_file_in_new_folder, seed_int
+from scratchbook.arguments import existing_folder, output_file_in_new_folder, seed_int
 
-ROOT = Path(__file__).resolve().parents[2]
+from scratchbook.records import IMDB_BASELINES
 PER_REVIEW = 2  # the served arm's sentences a review
 VERSIONS = ("untaught", "taught", "sentences")
 
@@ -75,7 +75,7 @@ from scratchformer.train.presets import preset
 from ch11_counting_taught import margins
 from ch11_taught import unlabelled_reviews
 from labelled_sentences import kept_labels, read_labels, validation_sentences
-from shown_command import tool_command
+from scratchbook.commands import tool_command
 
 HOLDOUT = "blocks"  # as the served arm's runs held out their validation
 
@@ -83,7 +83,7 @@ HOLDOUT = "blocks"  # as the served arm's runs held out their validation
 def main(args: argparse.Namespace, argv: list[str]) -> int:
     torch.set_num_threads(1)
     started = time.perf_counter()
-    chosen = json.loads((ROOT / "book/results/imdb_baselines.json").read_text())["validation"]
+    chosen = IMDB_BASELINES.read()["validation"]
     settings = {name: chosen[name]["chosen"] for name in ("bag_of_words", "nbsvm")}
     data = load_imdb(args.data, ["train", "test"])
     train, test = data["train"], data["test"]

@@ -28,11 +28,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-from script_arguments import existing_folder, output_file_in_new_folder, seed_int
+from scratchbook.arguments import existing_folder, output_file_in_new_folder, seed_int
 
-ROOT = Path(__file__).resolve().parents[2]
+from scratchbook.records import IMDB_BASELINES
 HOLDOUTS = ("reviews", "blocks")
 
 
@@ -69,7 +68,7 @@ from scratchformer.measure.baselines import fit_bag_of_words, fit_nbsvm
 from scratchformer.train.presets import preset
 
 from ch11_taught import unlabelled_reviews
-from shown_command import tool_command
+from scratchbook.commands import tool_command
 
 MODELS = ("bag_of_words", "nbsvm", "bag_of_words_taught", "nbsvm_taught")
 
@@ -84,7 +83,7 @@ def margins(model, texts: list[str], batch: int = 2000) -> np.ndarray:
 def main(args: argparse.Namespace, argv: list[str]) -> int:
     torch.set_num_threads(1)
     started = time.perf_counter()
-    settings = json.loads((ROOT / "book/results/imdb_baselines.json").read_text())["validation"]
+    settings = IMDB_BASELINES.read()["validation"]
     chosen = {"bag_of_words": settings["bag_of_words"]["chosen"],
               "nbsvm": settings["nbsvm"]["chosen"]}
     data = load_imdb(args.data, ["train", "test"])

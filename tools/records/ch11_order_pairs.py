@@ -22,9 +22,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from script_arguments import existing_folder, output_file
+from scratchbook.arguments import existing_folder, output_file
 
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -49,10 +48,11 @@ from importlib.metadata import version
 import numpy as np
 
 from scratchformer.data.imdb import load_imdb
+from scratchbook.records import ORDER_PAIRS_FOUND
 from scratchformer.io.files import write_atomically
 
 import order_pairs as rule
-from shown_command import shown_path, tool_command
+from scratchbook.commands import shown_path, tool_command
 
 ROW_FIELDS = ("review", "sentence", "kind", "stressed", "x_score", "y_score", "positive_is",
               "review_label", "original_sha256", "swapped_sha256")
@@ -189,8 +189,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
                   "result": check_summary(check, pairs) if check else None},
         "pairs": [{key: pair[key] for key in ("id", *ROW_FIELDS, "half")} for pair in pairs],
     }
-    text = json.dumps(record, indent=1) + "\n"
-    write_atomically(record_path, lambda h: h.write(text.encode("utf-8")))
+    ORDER_PAIRS_FOUND.write(record, record_path)
     print(f"{len(found)} pairs found, {rule.SIZE} drawn: {record['halves']}; "
           f"check: {record['check']['result']}")
     return 0

@@ -29,19 +29,17 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-from script_arguments import existing_folder, output_file
+from scratchbook.arguments import existing_folder, output_file
 
-ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_RECORD = ROOT / "book" / "results" / "order_pairs_reading.json"
+from scratchbook.records import ORDER_PAIRS, ORDER_PAIRS_READING
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line, checked before torch is imported."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=existing_folder, required=True)
-    parser.add_argument("--record", type=output_file, default=DEFAULT_RECORD)
+    parser.add_argument("--record", type=output_file, default=ORDER_PAIRS_READING.path)
     return parser.parse_args(argv)
 
 
@@ -57,15 +55,14 @@ import torch
 
 from scratchformer.data.framing import frame_tokens, review_encoding, review_token_lists
 from scratchformer.data.imdb import load_imdb
-from scratchformer.io.files import write_atomically
 from scratchformer.measure.evaluation import token_contributions
 
 import order_pairs as rule
 from onnx_reviews import framed_rows, one_thread_session
 from served_weights import FOLDER, served_model
-from shown_command import shown_path, tool_command
+from scratchbook.commands import shown_path, tool_command
 
-WRITTEN = ROOT / "book" / "results" / "order_pairs.jsonl"
+WRITTEN = ORDER_PAIRS.path
 EXAMPLES = 4  # written pairs kept token by token
 
 
@@ -311,8 +308,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
         "reading": seen(summary),
         "examples": examples,
     }
-    text = json.dumps(record, indent=1, ensure_ascii=False) + "\n"
-    write_atomically(args.record, lambda h: h.write(text.encode("utf-8")))
+    ORDER_PAIRS_READING.write(record, args.record)
     print(json.dumps({"onnx_check": record["onnx_check"], **summary}, indent=1))
     return 0
 

@@ -32,10 +32,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from script_arguments import (existing_folder, output_file_in_new_folder, positive_float,
+from scratchbook.arguments import (existing_folder, output_file_in_new_folder, positive_float,
                               positive_int, seed_int)
 
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -83,7 +82,7 @@ from scratchformer.train.presets import preset
 
 import order_pairs as rule
 from served_weights import served_model
-from shown_command import tool_command
+from scratchbook.commands import tool_command
 
 BATCH = 32
 

@@ -31,11 +31,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from script_arguments import existing_file, existing_folder, output_file
+from scratchbook.arguments import existing_file, existing_folder, output_file
 
-ROOT = Path(__file__).resolve().parents[2]
-RESULTS = ROOT / "book" / "results"
-DEFAULT_RECORD = RESULTS / "order_pairs_scores.json"
+from scratchbook.record import book_root
+from scratchbook.records import IMDB_BASELINES, ORDER_PAIRS, ORDER_PAIRS_SCORES
 
 
 def remedy_argument(text: str) -> tuple[str, Path]:
@@ -57,7 +56,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
                         help="a retrain of the served run (its best.pt), scored as well")
     parser.add_argument("--remedy", type=remedy_argument, action="append", default=[],
                         metavar="NAME=RUN", help="a remedy run to score as well")
-    parser.add_argument("--record", type=output_file, default=DEFAULT_RECORD)
+    parser.add_argument("--record", type=output_file, default=ORDER_PAIRS_SCORES.path)
     return parser.parse_args(argv)
 
 
@@ -73,7 +72,6 @@ import torch
 
 from scratchformer.data.framing import review_token_lists
 from scratchformer.data.imdb import ReviewSplit, load_imdb
-from scratchformer.io.files import write_atomically
 from scratchformer.io.fingerprint import file_sha256
 from scratchformer.measure.baselines import (LinearTextClassifier, fit_bag_of_words,
                                              fit_majority, fit_nbsvm)
@@ -83,10 +81,10 @@ from scratchformer.train.classify import load_classifier
 import order_pairs as rule
 from onnx_reviews import one_thread_session, onnx_reviews
 from served_weights import served_model
-from shown_command import shown_path, tool_command
+from scratchbook.commands import shown_path, tool_command
 
-MANIFEST = ROOT / "_static" / "models" / "imdb" / "manifest.json"
-WRITTEN = RESULTS / "order_pairs.jsonl"
+MANIFEST = book_root() / "_static" / "models" / "imdb" / "manifest.json"
+WRITTEN = ORDER_PAIRS.path
 PYTHON_CHECK_TEXTS = 40  # pair texts also scored by the package's classifier
 WRITTEN_PROVENANCE = (
     "30 pairs written for the book (book/results/order_pairs.jsonl), committed with "
@@ -142,7 +140,7 @@ def margins(model: LinearTextClassifier, texts: list[str]) -> list[float]:
 
 def counting_models(args: argparse.Namespace, train: ReviewSplit) -> dict:
     """Majority, bag of words and NBSVM fitted on seed 0's fit split, with their fits."""
-    baselines = json.loads((RESULTS / "imdb_baselines.json").read_text())
+    baselines = IMDB_BASELINES.read()
     fit_index = rule.source_fit_reviews(train.labels)
     texts = [train.texts[i] for i in fit_index]
     labels = [train.labels[i] for i in fit_index]
@@ -285,8 +283,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
         "table": table,
         "seconds_total": time.perf_counter() - started,
     }
-    text = json.dumps(record, indent=1) + "\n"
-    write_atomically(args.record, lambda h: h.write(text.encode("utf-8")))
+    ORDER_PAIRS_SCORES.write(record, args.record)
     for name, row in table.items():
         print(name, {k: (v["ordered"], v["tied"], v["reversed"]) for k, v in row.items()})
     return 0

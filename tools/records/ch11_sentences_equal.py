@@ -30,13 +30,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from script_arguments import (default_record, existing_file, existing_folder,
+from scratchbook.arguments import (default_record, existing_file, existing_folder,
                               record_argument)
 
-ROOT = Path(__file__).resolve().parents[2]
-RESULTS = ROOT / "book" / "results"
-DEFAULT_RECORD = RESULTS / "imdb_sentences_equal.json"
-SENTENCES = RESULTS / "imdb_sentences.json"
+from scratchbook.records import IMDB_SENTENCES, IMDB_SENTENCES_EQUAL
+
+SENTENCES = IMDB_SENTENCES.path
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -49,9 +48,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--served", action="store_true",
                         help="per-sentence tests on seed 0, with the served model's weights "
                              "read from its ONNX file")
-    record_argument(parser, DEFAULT_RECORD)
+    record_argument(parser, IMDB_SENTENCES_EQUAL)
     args = parser.parse_args(argv)
-    args.record = default_record(parser, args.record, DEFAULT_RECORD)
+    args.record = default_record(parser, args.record, IMDB_SENTENCES_EQUAL)
     if args.served and (args.data is None or args.cache is None):
         parser.error("--served needs --data and --cache")
     return args
@@ -64,11 +63,10 @@ import json
 
 import numpy as np
 
-from scratchformer.io.files import write_atomically
 from scratchformer.measure.statistics import paired_difference
 
 from paired_tests import mcnemar_exact
-from shown_command import shown_path, tool_command
+from scratchbook.commands import shown_path, tool_command
 
 ARM = "sentences 2"
 MODELS = ("bag_of_words", "nbsvm")
@@ -118,7 +116,7 @@ def served_right(seed: str, data: Path, cache: Path) -> tuple[dict[str, np.ndarr
 
 
 def main(args: argparse.Namespace, argv: list[str]) -> int:
-    record_in = json.loads(SENTENCES.read_text())
+    record_in = IMDB_SENTENCES.read()
     served = record_in["runs"][ARM]
     per_seed: dict[str, dict] = {}
     right: dict[str, dict] = {}
@@ -195,8 +193,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
                                  "seed 0's served model is kept (its ONNX file); the other "
                                  "seeds' checkpoints are not"},
     }
-    text = json.dumps(record, indent=1) + "\n"
-    write_atomically(args.record, lambda h: h.write(text.encode("utf-8")))
+    IMDB_SENTENCES_EQUAL.write(record, args.record)
     for name, diff in comparisons.items():
         print(name, {k: f"{100 * d['mean']:+.2f} [{100 * d['low']:+.2f}, {100 * d['high']:+.2f}]"
                      for k, d in diff.items()})

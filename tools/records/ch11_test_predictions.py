@@ -27,7 +27,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from script_arguments import existing_folder, existing_file, output_file_in_new_folder
+from scratchbook.arguments import existing_folder, existing_file, output_file_in_new_folder
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -85,7 +85,7 @@ from scratchformer.measure.evaluation import logits_of
 from scratchformer.runs.checkpoint import load_checkpoint, read_checkpoint
 
 from served_weights import FOLDER, served_model
-from shown_command import tool_command
+from scratchbook.commands import tool_command
 
 EVAL_BATCH = 128  # 4 x the runs' batch of 32, as both tools test
 

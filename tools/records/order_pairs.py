@@ -38,9 +38,10 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
-PAIRS = ROOT / "book" / "results" / "order_pairs_found.json"
-CHECK = ROOT / "book" / "results" / "order_pairs_check.jsonl"
+from scratchbook.records import ORDER_PAIRS_CHECK, ORDER_PAIRS_FOUND
+
+PAIRS = ORDER_PAIRS_FOUND.path
+CHECK = ORDER_PAIRS_CHECK.path
 
 LEAN = 0.15  # each clause's VADER compound score at least this far from zero
 WORDS = (3, 30)  # words a clause may hold, fewest and most

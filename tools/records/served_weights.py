@@ -23,8 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
-FOLDER = ROOT / "_static" / "models" / "imdb"
+from scratchbook.record import book_root
+
+FOLDER = book_root() / "_static" / "models" / "imdb"
 CHECK_TEXTS = ("It is not bad, it is good.", "A dull, lifeless film, but the cast is great.",
                "Although the acting is weak, I loved every minute of it.",
                "Meh.", "The plot is thin and the ending drags on, yet it charmed me.")
@@ -106,7 +107,7 @@ def served_model(folder: Path = FOLDER):
     if difference > 1e-4:
         raise SystemExit(f"the rebuilt model is {difference} from the ONNX file's "
                          "P(positive): the weights were not read right")
-    return model, {"onnx_file": str(path.relative_to(ROOT)), "onnx_sha256": sha256,
+    return model, {"onnx_file": str(path.relative_to(book_root())), "onnx_sha256": sha256,
                    "checkpoint_sha256_served": manifest["checkpoint"]["sha256"],
                    "command": manifest["command"],
                    "rebuilt": "every weight read from the ONNX file (token table float16, "
