@@ -30,7 +30,8 @@ from conftest import ROOT
 # modules the scripts import, not scripts
 HELPERS = {"benchmarks/script_arguments.py", "tools/records/script_arguments.py",
            "tools/records/shown_command.py", "tools/records/onnx_reviews.py",
-           "tools/records/labelled_sentences.py"}
+           "tools/records/labelled_sentences.py", "tools/records/order_pairs.py",
+           "tools/records/paired_tests.py", "tools/records/served_weights.py"}
 SCRIPTS = sorted(
     {path.relative_to(ROOT).as_posix()
      for pattern in ("benchmarks/*.py", "tools/records/*.py", "tools/*.py", "tools/*.sh")
@@ -194,6 +195,77 @@ BAD_ARGUMENTS: dict[str, list[tuple[str, str]]] = {
         ("--data {missing}", "argument --data: {missing} does not exist"),
         ("--data {file}", "argument --data: {file} is a file, not a folder"),
         ("--data {data} --record {dir}", "argument --record: {dir} is a folder"),
+    ],
+    "tools/records/ch11_order_pairs.py": [
+        ("", "the following arguments are required: --data"),
+        ("--data {missing}", "argument --data: {missing} does not exist"),
+        ("--data {data} --show-check {dir}", "argument --show-check: {dir} is a folder"),
+        ("--data {data} --record {dir}", "argument --record: {dir} is a folder"),
+    ],
+    "tools/records/ch11_order_scores.py": [
+        ("", "the following arguments are required: --data"),
+        ("--data {missing}", "argument --data: {missing} does not exist"),
+        ("--data {data} --checkpoint {missing}", "argument --checkpoint: {missing} does not exist"),
+        ("--data {data} --remedy {file}", "give NAME=RUN"),
+        ("--data {data} --remedy r={missing}", "{missing} does not exist"),
+        ("--data {data} --remedy r={file}", "no best.pt in"),
+        ("--data {data} --record {dir}", "argument --record: {dir} is a folder"),
+    ],
+    "tools/records/ch11_order_remedy.py": [
+        ("", "the following arguments are required: --data"),
+        ("--data {missing} --cache {empty} --out {world}/r.json",
+         "argument --data: {missing} does not exist"),
+        ("--data {data} --cache {empty} --epochs 0 --out {world}/r.json",
+         "argument --epochs: must be at least 1"),
+        ("--data {data} --cache {empty} --lr 0 --out {world}/r.json",
+         "argument --lr: must be above 0"),
+        ("--data {data} --cache {empty} --out {file}", "name a .json file"),
+        ("--data {data} --cache {empty} --out {dir}.json", "{dir} already exists"),
+    ],
+    "tools/records/ch11_order_reading.py": [
+        ("", "the following arguments are required: --data"),
+        ("--data {missing}", "argument --data: {missing} does not exist"),
+        ("--data {data} --record {dir}", "argument --record: {dir} is a folder"),
+    ],
+    "tools/records/ch11_counting_taught.py": [
+        ("", "the following arguments are required: --data"),
+        ("--data {missing} --out {world}/c.json", "argument --data: {missing} does not exist"),
+        ("--data {data} --seed -1 --out {world}/c.json", "argument --seed: must be in [0, 2**63)"),
+        ("--data {data} --holdout films --out {world}/c.json", "argument --holdout: invalid choice"),
+        ("--data {data} --out {file}", "name a .json file"),
+    ],
+    "tools/records/ch11_counting_sentences.py": [
+        ("", "the following arguments are required: --data"),
+        ("--data {missing} --cache {empty} --out {world}/c.json",
+         "argument --data: {missing} does not exist"),
+        ("--data {data} --cache {empty} --seed x --out {world}/c.json", "argument --seed"),
+        ("--data {data} --cache {empty} --out {file}", "name a .json file"),
+    ],
+    "tools/records/ch11_controls.py": [
+        ("", "the following arguments are required: --counting"),
+        ("--counting {missing}", "argument --counting: {missing} does not exist"),
+        ("--counting {file} --predictions {missing}", "argument --predictions: {missing} does not exist"),
+        ("--counting {file} --record {dir}", "argument --record: {dir} is a folder"),
+    ],
+    "tools/records/ch11_sentences_equal.py": [
+        ("", "the following arguments are required: --counting"),
+        ("--counting {missing}", "argument --counting: {missing} does not exist"),
+        ("--counting {file} --served", "--served needs --data and --cache"),
+        ("--counting {file} --record {dir}", "argument --record: {dir} is a folder"),
+    ],
+    "tools/records/ch11_test_predictions.py": [
+        ("", "the following arguments are required: --data, --cache, --out"),
+        ("--data {data} --cache {empty} --out {world}/p.npz",
+         "one of the arguments --run --served is required"),
+        ("--run {imdb} --served --data {data} --cache {empty} --out {world}/p.npz",
+         "not allowed with argument"),
+        ("--run {missing} --data {data} --cache {empty} --out {world}/p.npz",
+         "argument --run: {missing} does not exist"),
+        ("--run {empty} --data {data} --cache {empty} --out {world}/p.npz", "no best.pt in"),
+        ("--run {imdb} --data {data} --cache {empty} --out {world}/p.json",
+         "name a .npz file"),
+        ("--run {imdb} --data {missing} --cache {empty} --out {world}/p.npz",
+         "argument --data: {missing} does not exist"),
     ],
     "tools/records/ch11_taught_record.py": [
         ("", "the following arguments are required: --run"),

@@ -91,6 +91,21 @@ ORDER_PAIRS = Record("order_pairs.jsonl", WRITTEN_BY_A_LANGUAGE_MODEL,
                      ascii=False)
 HANDWRITTEN_REVIEWS = Record("handwritten_reviews.json", "tools/records/ch11_handwritten.py",
                              {"command": "text"}, indent=1, ascii=False)
+ORDER_PAIRS_FOUND = Record("order_pairs_found.json", "tools/records/ch11_order_pairs.py",
+                           {"command": "text", "rule": "mapping", "provenance": "mapping",
+                            "halves": "mapping"}, indent=1)
+ORDER_PAIRS_CHECK = Record("order_pairs_check.jsonl",
+                           "tools/records/ch11_order_pairs.py (the checker's verdicts)",
+                           {"*.id": "number", "*.judged": "text"})
+ORDER_PAIRS_SCORES = Record("order_pairs_scores.json", "tools/records/ch11_order_scores.py",
+                            {"command": "text", "models": "mapping", "table": "any"}, indent=1)
+ORDER_PAIRS_READING = Record("order_pairs_reading.json", "tools/records/ch11_order_reading.py",
+                             {"command": "text", "reading": "any"}, indent=1, ascii=False)
+IMDB_CONTROLS = Record("imdb_controls.json", "tools/records/ch11_controls.py",
+                       {"command": "text", "table": "any", "comparisons": "any"}, indent=1)
+IMDB_SENTENCES_EQUAL = Record("imdb_sentences_equal.json", "tools/records/ch11_sentences_equal.py",
+                              {"command": "text", "table": "any", "comparisons": "any"},
+                              indent=1)
 
 # Chapter 12.
 GPT_CPU = Record("gpt_cpu.json", TRAIN_GPT, {"command": "text"})
@@ -144,8 +159,9 @@ RECORDS: tuple[Record, ...] = (
     GPT_KV_CACHE, PRETRAINING_THROUGHPUT, IMDB_BASELINES, IMDB_CPU, IMDB_CPU_PREDICTIONS,
     IMDB_CPU_ABLATIONS, IMDB_GAP, IMDB_WHOLE_REVIEW, IMDB_TAUGHT, IMDB_TAUGHT_BLOCKS,
     IMDB_SHARED_WORDS, IMDB_SENTENCES, SENTENCES_LABELLED, WRITTEN_REVIEWS, ORDER_PAIRS,
-    HANDWRITTEN_REVIEWS, GPT_CPU, GPT_CPU_3000_STEPS, GPT_CPU_SENTIMENT, GPT_CPU_SENTIMENT_TOKEN,
-    GPT_NGRAMS, *GPT_SAMPLING.values(), *GPT_REVIEWS.values(), PRETRAIN_CPU, PRETRAIN_SWEEP_CPU,
+    HANDWRITTEN_REVIEWS, ORDER_PAIRS_FOUND, ORDER_PAIRS_CHECK, ORDER_PAIRS_SCORES,
+    ORDER_PAIRS_READING, IMDB_CONTROLS, IMDB_SENTENCES_EQUAL, GPT_CPU, GPT_CPU_3000_STEPS,
+    GPT_CPU_SENTIMENT, GPT_CPU_SENTIMENT_TOKEN, GPT_NGRAMS, *GPT_SAMPLING.values(), *GPT_REVIEWS.values(), PRETRAIN_CPU, PRETRAIN_SWEEP_CPU,
     PRETRAIN_ELECTRA_LOSSES_CPU, PRETRAIN_OBJECTIVES_CPU, TRANSFER_CPU, WEB_CLASSIFIER_PRECISION)
 
 
