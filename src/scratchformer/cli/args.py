@@ -1,6 +1,7 @@
 """The command line's argument types and text handling, as the appendix "Running it for
 real" of *Transformers from Scratch* describes them: positive counts, seeds, paths,
-texts read from arguments or stdin, and text made safe to print on one line or a terminal.
+texts read from arguments or stdin (with where each came from), the `--special-text` option
+every command that reads texts shares, and text made safe to print on one line or a terminal.
 
 Written by hand, not exported: the appendix describes it in its section
 "The command line" and names this file.
@@ -14,6 +15,8 @@ import os
 import sys
 from collections.abc import Sequence
 from typing import TextIO
+
+from scratchformer.data.special_text import SPECIAL_TEXT_CHOICES, SPECIAL_TEXTS
 
 
 def integer(text: str) -> int:
@@ -69,26 +72,49 @@ def user_path(text: str) -> str:
     return os.path.expanduser(text)
 
 
+def add_special_text_option(parser: argparse.ArgumentParser, what: str) -> None:
+    """Add `--special-text {text,refuse}`, the same in every command that reads texts:
+    `what` names the texts it checks.
+
+    Described in the appendix "Running it for real", section "Failing safely".
+    """
+    parser.add_argument(
+        "--special-text", choices=SPECIAL_TEXT_CHOICES, default="text",
+        help=f"{what} that write a special token's text ({', '.join(SPECIAL_TEXTS)}): "
+        "'text' reads them as plain text (default); 'refuse' stops before anything is "
+        "written, naming where the first few are and how many there are")
+
+
 def command_line_texts(arguments: Sequence[str], stdin: TextIO = sys.stdin) -> list[str]:
     """The texts to classify: the arguments, `-` standing for stdin's lines; none empty.
 
     Described in the appendix "Running it for real", section "Failing safely".
     """
-    texts = []
-    for argument in arguments:
+    return [text for text, _ in command_line_places(arguments, stdin)]
+
+
+def command_line_places(arguments: Sequence[str],
+                        stdin: TextIO = sys.stdin) -> list[tuple[str, str]]:
+    """`command_line_texts`, each with where it came from: "argument 2", "stdin line 3".
+
+    Described in the appendix "Running it for real", section "Failing safely".
+    """
+    texts: list[tuple[str, str]] = []
+    for position, argument in enumerate(arguments, start=1):
         if argument == "-":
             lines = stdin_lines(stdin)
             for number, line in enumerate(lines, start=1):
                 if not line.strip():
                     raise ValueError(f"line {number} of stdin is empty: one text a line")
-            texts += lines
+            texts += [(line, f"stdin line {number}")
+                      for number, line in enumerate(lines, start=1)]
         elif not argument.strip():
             raise ValueError("an empty text cannot be classified")
         elif any("\udc80" <= char <= "\udcff" for char in argument):  # undecodable bytes
             raise ValueError(f"argument {len(texts) + 1} is not UTF-8 text; pass it as "
                              "UTF-8, or on stdin with -")
         else:
-            texts.append(argument)
+            texts.append((argument, f"argument {position}"))
     if not texts:
         raise ValueError("no texts to classify: stdin was empty")
     return texts

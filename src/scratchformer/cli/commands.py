@@ -31,12 +31,14 @@ import torch
 import torch.distributed as dist
 
 import scratchformer
-from scratchformer.cli.args import command_line_texts, one_line, positive_int, user_path
+from scratchformer.cli.args import (add_special_text_option, command_line_places, one_line,
+                                    positive_int, user_path)
 from scratchformer.cli.session import CommandRun, interrupted_status, stop_signals_interrupt
 from scratchformer.data.batches import ReviewLoader, WindowedReviews
 from scratchformer.data.holdout import holdout
 from scratchformer.data.imdb import ReviewSplit, load_imdb
 from scratchformer.data.review_cache import encode_reviews, review_tokens
+from scratchformer.data.special_text import ReadTexts, check_special_text
 from scratchformer.io.fingerprint import config_sha256, file_sha256, tokenizer_sha256
 from scratchformer.measure.evaluation import evaluate, is_distributed
 from scratchformer.models.bert import BertConfig, BertForSequenceClassification
@@ -89,6 +91,8 @@ def run_train_imdb(args: argparse.Namespace, argv: Sequence[str]) -> int:
                     interruption_report) as run:
         rank, world_size, say = run.rank, run.world_size, run.say
         data = load_imdb(args.data, ["train"] if args.no_test else ["train", "test"])
+        check_special_text(args.special_text,  # every review read, --limit or not
+                           [ReadTexts(s, data[s].texts, data[s].source) for s in data])
         if args.limit:
             picks = {s: torch.randperm(
                          len(data[s]), generator=torch.Generator().manual_seed(1)
@@ -183,6 +187,7 @@ def run_train_imdb(args: argparse.Namespace, argv: Sequence[str]) -> int:
                 "data": {
                     "source": str(args.data or os.environ.get("IMDB_DIR") or "hub:imdb"),
                     "limit": args.limit,
+                    "special_text": args.special_text,
                     "validation_reviews": train_config.val_size,
                     "splits": {
                         s: {
@@ -237,7 +242,10 @@ def run_classify(args: argparse.Namespace) -> int:
 
     Described in the appendix "Running it for real", section "The command line".
     """
-    texts = command_line_texts(args.texts, sys.stdin)
+    read = command_line_places(args.texts, sys.stdin)
+    texts = [text for text, _ in read]
+    check_special_text(args.special_text,
+                       [ReadTexts("", texts, "the command line", [p for _, p in read])])
     results = load_classifier(args.checkpoint, resolve_device(args.device))(texts)
     if args.json:
         print(json.dumps([{"text": t, **r} for t, r in zip(texts, results)], indent=2))
@@ -288,12 +296,15 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--no-test", action="store_true",
                      help="stop after validation; never touch the test split")
     fit.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_special_text_option(fit, "reviews of the train and test splits (all, --limit "
+                            "or not)")
     label = commands.add_parser("classify", help="label texts with a trained model")
     label.add_argument("--checkpoint", required=True, type=user_path,
                        help="a checkpoint file, or a run's folder (uses best.pt)")
     label.add_argument("--device", default="cpu", help="cpu, cuda, ... (default: cpu)")
     label.add_argument("--json", action="store_true",
                        help="print JSON instead of one line per text")
+    add_special_text_option(label, "texts")
     label.add_argument("texts", nargs="+",
                        help="texts to classify; - reads them from stdin, one per line")
     # chapter 12's commands (it imports this module)

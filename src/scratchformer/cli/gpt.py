@@ -19,12 +19,14 @@ import torch
 import torch.distributed as dist
 
 import scratchformer
-from scratchformer.cli.args import positive_int, seed_int, user_path
+from scratchformer.cli.args import (add_special_text_option, positive_int, seed_int,
+                                    user_path)
 from scratchformer.cli.generate import (TOKENIZER_FILE, checkpoint_file, read_gpt_run,
                                         run_generate)
 from scratchformer.cli.session import CommandRun
 from scratchformer.data.imdb import ReviewSplit, load_imdb, load_unlabeled
 from scratchformer.data.review_cache import default_cache_dir
+from scratchformer.data.special_text import ReadTexts, check_special_text, unlabeled_source
 from scratchformer.data.token_windows import TokenWindows
 from scratchformer.data.windows import (Document, language_model_documents, special_ids,
                                         token_stream, train_review_tokenizer)
@@ -142,6 +144,10 @@ def run_train_gpt(args: argparse.Namespace, argv: Sequence[str]) -> int:
         check_model_fits(lambda: GPTModel(model_config), device)
         data = load_imdb(args.data)
         unlabeled = [] if args.no_unlabeled else load_unlabeled(args.data)
+        check_special_text(args.special_text, [  # all, --limit or not: before any writing
+            *(ReadTexts(s, data[s].texts, data[s].source) for s in ("train", "test")),
+            *([] if args.no_unlabeled
+              else [ReadTexts("unsup", unlabeled, unlabeled_source(args.data))])])
         documents = run_documents(data, unlabeled, train_config.seed, args.no_labels,
                                   args.limit)
         val_count = args.val_documents
@@ -221,6 +227,7 @@ def run_train_gpt(args: argparse.Namespace, argv: Sequence[str]) -> int:
                 "data": {
                     "source": str(args.data or os.environ.get("IMDB_DIR") or "hub:imdb"),
                     "limit": args.limit,
+                    "special_text": args.special_text,
                     "documents": len(documents),
                     "labelled_documents": sum(d.label is not None for d in documents),
                     "validation_documents": len(val_documents),
@@ -294,6 +301,8 @@ def add_gpt_commands(commands: argparse._SubParsersAction) -> None:
     option("--set", action="append", default=[], metavar="KEY=VALUE",
            help="override a field of the preset's GPTConfig or GPTTrainConfig")
     option("--no-progress", action="store_true", help="no progress bar")
+    add_special_text_option(fit, "reviews of the train, test and unsup splits (all, "
+                            "--limit or not; unsup unless --no-unlabeled)")
     write = commands.add_parser("generate", help="write reviews with a train-gpt model")
     write.set_defaults(run=run_generate)
     option = write.add_argument

@@ -23,11 +23,12 @@ import torch
 import torch.distributed as dist
 
 import scratchformer
-from scratchformer.cli.args import positive_int, user_path
+from scratchformer.cli.args import add_special_text_option, positive_int, user_path
 from scratchformer.cli.generate import TOKENIZER_FILE
 from scratchformer.cli.gpt import documents_fingerprint
 from scratchformer.cli.session import CommandRun
 from scratchformer.data.imdb import load_imdb, load_unlabeled
+from scratchformer.data.special_text import ReadTexts, check_special_text, unlabeled_source
 from scratchformer.data.windows import language_model_documents
 from scratchformer.io.files import write_atomically
 from scratchformer.io.fingerprint import config_sha256, file_sha256, tokenizer_sha256
@@ -135,7 +136,11 @@ def run_pretrain(args: argparse.Namespace, argv: Sequence[str]) -> int:
                     lambda folder: resume_advice(folder, read_pretraining)) as run:
         rank, world_size, say = run.rank, run.world_size, run.say
         data = load_imdb(args.data)
-        documents = language_model_documents(data["train"], load_unlabeled(args.data),
+        unlabeled = load_unlabeled(args.data)
+        check_special_text(args.special_text, [  # the texts it reads, --limit or not
+            ReadTexts("train", data["train"].texts, data["train"].source),
+            ReadTexts("unsup", unlabeled, unlabeled_source(args.data))])
+        documents = language_model_documents(data["train"], unlabeled,
                                              data["test"].texts)  # no test text, ever
         random.Random(settings.seed).shuffle(documents)
         if args.limit:
@@ -195,7 +200,7 @@ def run_pretrain(args: argparse.Namespace, argv: Sequence[str]) -> int:
                 "settings": asdict(settings),
                 "parameters": sum(p.numel() for p in model.parameters()),
                 "encoder_parameters": sum(p.numel() for p in model.encoder.parameters()),
-                "data": {"documents": len(documents),
+                "data": {"documents": len(documents), "special_text": args.special_text,
                          "validation_documents": len(val_documents),
                          "training_tokens": len(fit_stream),
                          "validation_tokens": len(val_stream),
@@ -248,3 +253,5 @@ def add_pretrain_commands(commands: argparse._SubParsersAction) -> None:
     option("--set", action="append", default=[], metavar="KEY=VALUE",
            help="override a field of the preset's BertConfig or PretrainConfig")
     option("--no-progress", action="store_true", help="no progress bar")
+    add_special_text_option(run, "reviews of the train and unsup splits (all, --limit "
+                            "or not; the test split's texts are only removed from them)")
