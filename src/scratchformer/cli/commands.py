@@ -135,7 +135,11 @@ def run_train_imdb(args: argparse.Namespace, argv: Sequence[str]) -> int:
         eval_batch = 4 * train_config.batch_size
         val_loader = ReviewLoader(ids[val_index], labels[val_index], eval_batch,
                                   length_groups=1, **shard)
-        check_before_training(data, fit_loader)
+        one_class = check_before_training(data, fit_loader, args.allow_one_class)
+        if one_class:
+            say("note: the reviews trained on are of one label (--allow-one-class): "
+                "best.pt is the model of the last validation, not one chosen on "
+                "validation, whose accuracy means nothing here")
         provenance = run_provenance(model_config, args.init and init_tokenizer, args.init)
         run.set_old_run_aside()  # everything checkable was checked
         if args.init and rank == 0 and not args.resume:
@@ -149,7 +153,7 @@ def run_train_imdb(args: argparse.Namespace, argv: Sequence[str]) -> int:
         model = model.to(device)
         history = train(model, fit_loader, val_loader, train_config, args.out,
                         resume=args.resume, progress=not args.no_progress, log=say,
-                        provenance=provenance)
+                        provenance=provenance, choose_best=not one_class)
         run.trained()  # from here on, no error throws the new run away
         trained = time.perf_counter()
         if args.no_test:
@@ -164,7 +168,8 @@ def run_train_imdb(args: argparse.Namespace, argv: Sequence[str]) -> int:
             say(f"test accuracy {test['accuracy']:.4f} on {test['examples']:,} reviews")
         say(f"{finished - started:.0f} s in all")
         if rank == 0:
-            best = max(history, key=lambda record: record["val_accuracy"])
+            best = (history[-1] if one_class  # best.pt: the last validated
+                    else max(history, key=lambda record: record["val_accuracy"]))
             sequence = (ids.window_lengths.float().mean()  # a window is a sequence
                         if isinstance(ids, WindowedReviews)
                         else np.minimum(train_lengths + 2, model_config.max_len).mean())
@@ -188,6 +193,7 @@ def run_train_imdb(args: argparse.Namespace, argv: Sequence[str]) -> int:
                     "source": str(args.data or os.environ.get("IMDB_DIR") or "hub:imdb"),
                     "limit": args.limit,
                     "special_text": args.special_text,
+                    "one_class": one_class,
                     "validation_reviews": train_config.val_size,
                     "splits": {
                         s: {
@@ -227,6 +233,7 @@ def run_train_imdb(args: argparse.Namespace, argv: Sequence[str]) -> int:
                 "history": history,
                 "best_epoch": best["epoch"],
                 "best_step": best["step"],
+                "best_chosen_on_validation": not one_class,
                 "validation": {"accuracy": best["val_accuracy"],
                                "loss": best["val_loss"]},
                 "test": test,
@@ -298,6 +305,10 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_special_text_option(fit, "reviews of the train and test splits (all, --limit "
                             "or not)")
+    fit.add_argument("--allow-one-class", action="store_true",
+                     help="train even if the reviews trained on are of one label (a "
+                     "demonstration: nothing is learned, and best.pt is then the last "
+                     "model validated, not one chosen on validation)")
     label = commands.add_parser("classify", help="label texts with a trained model")
     label.add_argument("--checkpoint", required=True, type=user_path,
                        help="a checkpoint file, or a run's folder (uses best.pt)")

@@ -40,10 +40,12 @@ def check_pipeline_config(config: BertConfig) -> None:
         )
 
 
-def check_before_training(data: dict[str, ReviewSplit], fit_loader: ReviewLoader) -> None:
+def check_before_training(data: dict[str, ReviewSplit], fit_loader: ReviewLoader,
+                          allow_one_class: bool = False) -> bool:
     """Refuse data that would fail only after training, or train to a meaningless
     result: an empty split, no batch, training reviews of one class only (a classifier
-    learns nothing from them, and its validation accuracy reads 1.0).
+    learns nothing from them, and its validation accuracy reads 1.0) unless
+    `allow_one_class`. Return whether the reviews trained on are of one class.
 
     Described in the appendix "Running it for real", section "Failing safely".
     """
@@ -57,12 +59,14 @@ def check_before_training(data: dict[str, ReviewSplit], fit_loader: ReviewLoader
                           (fit_loader.labels.tolist(), "the reviews trained on (the "
                            "train split less those held out for validation)")):
         counts = [sum(1 for label in labels if label == value) for value in (0, 1)]
-        if 0 in counts:
+        if 0 in counts and not allow_one_class:
             raise ValueError(
                 f"{which} holds {counts[0]:,} negative and {counts[1]:,} positive "
                 "reviews: a classifier learns nothing from one class (and validation "
                 "would score it 1.0); give it reviews of both labels (IMDB's files are "
-                "sorted by label: take reviews at random, as --limit does)")
+                "sorted by label: take reviews at random, as --limit does), or "
+                "--allow-one-class for a demonstration")
+    return len(set(fit_loader.labels.tolist())) < 2
 
 
 def available_memory(device: torch.device) -> int:

@@ -118,6 +118,7 @@ def train(
     progress: bool = True,
     log: Callable[[str], None] = print,
     provenance: dict | None = None,
+    choose_best: bool = True,
 ) -> list[dict]:
     """Train `model` (in place); return one record per validation: losses, accuracies,
     time, throughput.
@@ -130,7 +131,9 @@ def train(
     step after the one it saved, with the same settings. Under `torch.distributed` the
     model is wrapped in DistributedDataParallel, and only rank 0 writes files and logs.
     `provenance` (the snapshot a fine-tuning started from, say) is recorded in `last.pt`
-    with the data's fingerprints; a resumed run must match both.
+    with the data's fingerprints; a resumed run must match both. `choose_best=False`
+    (training reviews of one class, whose validation accuracy means nothing) makes
+    `best.pt` the model of the latest validation instead of the best.
 
     Described in chapter 11, section "The training loop".
     """
@@ -223,7 +226,7 @@ def train(
                 "step_losses": torch.stack(step_losses).tolist(),
             }
             history.append(record)
-            improved = val["accuracy"] > best_accuracy
+            improved = val["accuracy"] > best_accuracy or not choose_best
             best_accuracy = max(best_accuracy, val["accuracy"])
             if rank == 0 and out_dir is not None and improved:
                 best_state = {"epoch": epoch + 1, "step": step, "val": val, "data": data}
@@ -235,7 +238,7 @@ def train(
                     f"train loss {record['train_loss']:.4f} "
                     f"acc {record['train_accuracy']:.4f} | "
                     f"val loss {record['val_loss']:.4f} acc {record['val_accuracy']:.4f}"
-                    f"{' (best)' if improved else ''} | {seconds:.0f} s, "
+                    f"{' (best)' if improved and choose_best else ''} | {seconds:.0f} s, "
                     f"{record['tokens_per_second']:,.0f} tokens/s"
                 )
             totals.zero_()
