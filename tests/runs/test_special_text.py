@@ -88,3 +88,9 @@ def test_classify_labels_special_token_text_with_a_fine_tuned_model(runs: dict[s
     result = cli("classify", "--checkpoint", str(runs["tuned"]), "--json", *texts)
     assert result.returncode == 0, result.stderr
     assert [row["text"] for row in json.loads(result.stdout)] == texts
+
+
+def test_the_runs_record_that_they_read_special_text_as_text(runs: dict[str, Path]) -> None:
+    """No `--special-text` is `--special-text text`, and `results.json` says which was used."""
+    for name, folder in runs.items():
+        assert json.loads((folder / "results.json").read_text())["data"]["special_text"] == "text", name
