@@ -10,6 +10,11 @@ const MODELS = new URL("_static/models/", ROOT);
 const RUNTIME = new URL("_static/ort/ort-wasm-simd-threaded.wasm", ROOT);
 
 const $ = (root, selector) => root.querySelector(selector);
+// The box speaks the page's language: the Chinese edition's pages are lang="zh-CN" (their
+// static words come from the box's .zh_CN.html twin). The numbers are the same in both.
+const CHINESE = document.documentElement.lang.startsWith("zh");
+const say = (english, chinese) => (CHINESE ? chinese : english);
+const tokenCount = (n) => `${n} token${n === 1 ? "" : "s"}`;
 const megabytes = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`;
 const quoted = (label) => `“${label}”`;
 const signed = (x, digits) => `${x >= 0 ? "+" : "−"}${Math.abs(x).toFixed(digits)}`;
@@ -23,28 +28,30 @@ function loadOnFirstFocus(root, name, onReady, onMessage) {
   const start = () => {
     if (worker) return;
     root.dataset.state = "loading";
-    status.textContent = "Loading the model…";
+    status.textContent = say("Loading the model…", "正在加载模型…");
     bar.hidden = false;
     worker = new Worker(new URL("./worker.mjs", import.meta.url), { type: "module" });
     worker.onmessage = ({ data }) => {
       if (data.type === "progress") {
         bar.max = data.total;
         bar.value = data.loaded;
-        status.textContent = `Loading the model: ${megabytes(data.loaded)} of ${megabytes(data.total)}…`;
+        status.textContent = say(`Loading the model: ${megabytes(data.loaded)} of ${megabytes(data.total)}…`,
+          `正在加载模型：${megabytes(data.loaded)} / ${megabytes(data.total)}…`);
       } else if (data.type === "ready") {
         bar.hidden = true;
         root.dataset.state = "ready";
         onReady(data.manifest, worker);
       } else if (data.type === "error") {
         bar.hidden = true;
-        status.textContent = `The model could not run here: ${data.message}`;
+        status.textContent = say("The model could not run here: ", "模型无法在这里运行：") + data.message;
         root.dataset.state = "failed";
       } else {
         onMessage(data);
       }
     };
     worker.onerror = (event) => {
-      status.textContent = `The model could not run here: ${event.message || "the worker failed"}`;
+      status.textContent = say("The model could not run here: ", "模型无法在这里运行：") +
+        (event.message || say("the worker failed", "worker 出错"));
       root.dataset.state = "failed";
     };
     worker.postMessage({ type: "load", model: name });
@@ -60,16 +67,22 @@ async function announce(root, name) {
   const model = Object.values(manifest.files).reduce((n, file) => n + file.bytes, 0);
   const runtime = Number((await fetch(RUNTIME, { method: "HEAD" })).headers.get("content-length"));
   if (root.dataset.state === "waiting") {
-    $(root, ".sf-status").textContent = "Click or tab into this box to load the model " +
-      `(${megabytes(model)}` + (runtime ? `, and ${megabytes(runtime)} for ONNX Runtime` : "") + ").";
+    $(root, ".sf-status").textContent = say(
+      "Click or tab into this box to load the model " +
+        `(${megabytes(model)}` + (runtime ? `, and ${megabytes(runtime)} for ONNX Runtime` : "") + ").",
+      `点击或用 Tab 键进入此框即可加载模型（${megabytes(model)}` +
+        (runtime ? `，另有 ONNX Runtime ${megabytes(runtime)}` : "") + "）。");
   }
 }
 
 function modelLine(manifest) {
   const score = manifest.kind === "gpt"
-    ? (manifest.bits_per_byte != null ? `, ${manifest.bits_per_byte.toFixed(3)} bits per byte on held-out reviews` : "")
-    : (manifest.test_accuracy != null ? `, test accuracy ${(100 * manifest.test_accuracy).toFixed(2)}%` : "");
-  return `Model ${manifest.checkpoint.sha256.slice(0, 12)}…${score}.`;
+    ? (manifest.bits_per_byte != null ? say(`, ${manifest.bits_per_byte.toFixed(3)} bits per byte on held-out reviews`,
+                                            `，在留出的影评上每字节 ${manifest.bits_per_byte.toFixed(3)} 比特`) : "")
+    : (manifest.test_accuracy != null ? say(`, test accuracy ${(100 * manifest.test_accuracy).toFixed(2)}%`,
+                                            `，测试准确率 ${(100 * manifest.test_accuracy).toFixed(2)}%`) : "");
+  return say(`Model ${manifest.checkpoint.sha256.slice(0, 12)}…${score}.`,
+             `模型 ${manifest.checkpoint.sha256.slice(0, 12)}…${score}。`);
 }
 
 // ---- the classifier -------------------------------------------------------------------
@@ -103,7 +116,8 @@ function classifierWidget(root, name) {
     verdict.dataset.runs = String(Number(verdict.dataset.runs || 0) + 1);
     const truncation = $(root, ".sf-truncation");
     if (result.empty) {
-      verdict.textContent = "No verdict: the box is empty. Type or paste a review above.";
+      verdict.textContent = say("No verdict: the box is empty. Type or paste a review above.",
+                                "没有判断：框是空的。请在上面输入或粘贴一篇影评。");
       delete verdict.dataset.probability;
       verdict.dataset.ids = "[]";
       truncation.textContent = "";
@@ -115,16 +129,20 @@ function classifierWidget(root, name) {
     }
     const { probability, ids, real, contributions: shares, labels, dropped, cutAt } = result;
     const windows = result.windows || 1;  // a model that reads in windows says how many
-    verdict.textContent = `${probability >= 0.5 ? "positive" : "negative"}: ` +
-      `P(positive) = ${probability.toFixed(4)} (` +
-      (windows > 1 ? `${windows} windows, ` : "") + `${result.milliseconds.toFixed(0)} ms)`;
+    verdict.textContent = `${probability >= 0.5 ? say("positive", "正面") : say("negative", "负面")}` +
+      say(": ", "：") + `P(positive) = ${probability.toFixed(4)} ${say("(", "（")}` +
+      (windows > 1 ? say(`${windows} windows, `, `${windows} 个窗口，`) : "") +
+      `${result.milliseconds.toFixed(0)} ms${say(")", "）")}`;
     verdict.dataset.probability = String(probability);
     verdict.dataset.ids = JSON.stringify(ids);
     if (dropped) {
       const head = cutAt - 1, tail = real - 2 - head;
-      truncation.textContent = `This review is ${result.bodyTokens.toLocaleString("en")} tokens; ` +
-        `the model reads ${(real - 2).toLocaleString("en")}: the first ${head} and the last ${tail}. ` +
-        `The ${dropped.toLocaleString("en")} tokens between them are dropped (marked ⋯ below).`;
+      truncation.textContent = say(
+        `This review is ${result.bodyTokens.toLocaleString("en")} tokens; ` +
+          `the model reads ${(real - 2).toLocaleString("en")}: the first ${head} and the last ${tail}. ` +
+          `The ${dropped.toLocaleString("en")} tokens between them are dropped (marked ⋯ below).`,
+        `这篇影评有 ${result.bodyTokens} 个词元；模型读其中 ${real - 2} 个：前 ${head} 个和后 ${tail} 个。` +
+          `中间的 ${dropped} 个词元被丢弃（下面用 ⋯ 标出）。`);
       truncation.dataset.dropped = String(dropped);
     } else {
       truncation.textContent = "";
@@ -132,11 +150,15 @@ function classifierWidget(root, name) {
     }
     if (windows > 1) {
       const full = result.windowTokens[0] - 2, lastOne = result.windowTokens[windows - 1] - 2;
-      truncation.textContent = `This review is ${result.bodyTokens.toLocaleString("en")} tokens; ` +
-        `the model reads all of them, in ${windows} windows of ${full} tokens` +
-        (lastOne < full ? ` (the last ${lastOne})` : "") + `, each framed by [CLS] and [SEP]. ` +
-        "The verdict averages the windows' logits, each weighted by its share of the tokens, " +
-        "and each token's contribution below is scaled by its window's share.";
+      truncation.textContent = say(
+        `This review is ${result.bodyTokens.toLocaleString("en")} tokens; ` +
+          `the model reads all of them, in ${windows} windows of ${full} tokens` +
+          (lastOne < full ? ` (the last ${lastOne})` : "") + `, each framed by [CLS] and [SEP]. ` +
+          "The verdict averages the windows' logits, each weighted by its share of the tokens, " +
+          "and each token's contribution below is scaled by its window's share.",
+        `这篇影评有 ${result.bodyTokens} 个词元；模型全部读完，分成 ${windows} 个窗口，每个 ${full} 个词元` +
+          (lastOne < full ? `（最后一个 ${lastOne} 个）` : "") + "，每个窗口都由 [CLS] 和 [SEP] 框起。" +
+          "判断是各窗口 logits 的平均，每个窗口按它所占的词元份额加权；下面每个词元的贡献也按它所在窗口的份额缩放。");
       truncation.dataset.windows = String(windows);
     } else {
       delete truncation.dataset.windows;
@@ -162,7 +184,7 @@ function classifierWidget(root, name) {
       if (cutAt !== null) {
         const marker = document.createElement("span");
         marker.className = "sf-cut";
-        marker.textContent = `⋯ ${dropped.toLocaleString("en")} tokens dropped ⋯`;
+        marker.textContent = say(`⋯ ${dropped.toLocaleString("en")} tokens dropped ⋯`, `⋯ 丢弃了 ${dropped} 个词元 ⋯`);
         spans.splice(cutAt, 0, marker);
       }
       $(root, ".sf-tokens").replaceChildren(...spans);
@@ -171,10 +193,10 @@ function classifierWidget(root, name) {
     const order = shares.map((share, i) => i);
     const strongest = (sign) => order.filter((i) => sign * shares[i] > 0)
       .sort((a, b) => sign * (shares[b] - shares[a])).slice(0, 5)
-      .map((i) => `${quoted(labels[i])} ${signed(shares[i], 3)}`).join(", ") || "none";
+      .map((i) => `${quoted(labels[i])} ${signed(shares[i], 3)}`).join(", ") || say("none", "无");
     $(root, ".sf-pushes").replaceChildren(
-      Object.assign(document.createElement("li"), { textContent: `Towards positive: ${strongest(1)}` }),
-      Object.assign(document.createElement("li"), { textContent: `Towards negative: ${strongest(-1)}` }));
+      Object.assign(document.createElement("li"), { textContent: say("Towards positive: ", "推向正面：") + strongest(1) }),
+      Object.assign(document.createElement("li"), { textContent: say("Towards negative: ", "推向负面：") + strongest(-1) }));
     $(root, ".sf-attention").hidden = false;
     return settled;
   }
@@ -195,7 +217,7 @@ function classifierWidget(root, name) {
         block.className = "sf-window-tokens";
         const marker = document.createElement("span");
         marker.className = "sf-boundary";
-        marker.textContent = `window ${w + 1} of ${windows}:`;
+        marker.textContent = say(`window ${w + 1} of ${windows}:`, `第 ${w + 1} 个窗口（共 ${windows} 个）：`);
         block.append(marker, ...spansOf(starts[w], starts[w + 1]));
         tokens.append(block);
         if (++w < windows) setTimeout(next, 0);
@@ -218,7 +240,7 @@ function classifierWidget(root, name) {
     if (!field) {
       field = document.createElement("label");
       field.className = "sf-window-field";
-      field.append("window ", document.createElement("select"));
+      field.append(say("window ", "窗口 "), document.createElement("select"));
       field.lastChild.className = "sf-window";
       field.lastChild.addEventListener("change", view);
       $(root, ".sf-head").parentElement.after(" ", field);
@@ -227,7 +249,7 @@ function classifierWidget(root, name) {
     const chosen = Math.min(Number(select.value) || 0, windows - 1);
     if (select.options.length !== windows) {
       select.replaceChildren(...Array.from({ length: windows },
-        (_, w) => new Option(`${w + 1} of ${windows}`, String(w))));
+        (_, w) => new Option(say(`${w + 1} of ${windows}`, `${w + 1} / ${windows}`), String(w))));
     }
     select.value = String(chosen);
     if (chosen !== shownWindow) view();  // the worker already draws the window it was showing
@@ -237,17 +259,19 @@ function classifierWidget(root, name) {
   // each head's most attended tokens) and the cells' weights for the hover line.
   function showDrawn(drawn) {
     const { layer, head, real, largest, side, tops, window, windows } = drawn;
-    const which = windows > 1 ? ` in window ${window + 1} of ${windows}` : "";
+    const which = windows > 1 ? say(` in window ${window + 1} of ${windows}`, `（第 ${window + 1} 个窗口，共 ${windows} 个）`) : "";
     canvas.style.width = canvas.style.height = `${side}px`;
-    canvas.setAttribute("aria-label",
+    canvas.setAttribute("aria-label", say(
       `Attention weights of layer ${layer + 1}, head ${head + 1} over ${real} tokens${which}: each row is ` +
-      `a token that looks, each column a token it looks at, darker for a larger weight (up to ` +
-      `${largest.toFixed(3)}). The list below names each head's most attended tokens.`);
+        `a token that looks, each column a token it looks at, darker for a larger weight (up to ` +
+        `${largest.toFixed(3)}). The list below names each head's most attended tokens.`,
+      `第 ${layer + 1} 层第 ${head + 1} 个头在 ${real} 个词元上的注意力权重${which}：每行是一个去看的词元，` +
+        `每列是它看向的词元，权重越大颜色越深（最大 ${largest.toFixed(3)}）。下面的列表列出每个头最受关注的词元。`));
     $(root, ".sf-scale-mid").textContent = (largest / 4).toFixed(3);
     $(root, ".sf-scale-max").textContent = largest.toFixed(3);
     $(root, ".sf-top-layer").textContent = String(layer + 1);
     $(root, ".sf-top").replaceChildren(...tops.map((top, h) => Object.assign(document.createElement("li"), {
-      textContent: `Head ${h + 1}: ` + top.map(({ label, weight }) => `${quoted(label)} ${weight.toFixed(3)}`).join(", "),
+      textContent: say(`Head ${h + 1}: `, `第 ${h + 1} 个头：`) + top.map(({ label, weight }) => `${quoted(label)} ${weight.toFixed(3)}`).join(", "),
     })));
     hover = drawn;
   }
@@ -268,8 +292,10 @@ function classifierWidget(root, name) {
     const y = (event.clientY - box.top) / scale - hover.margin;
     const k = Math.floor(x / hover.cell), q = Math.floor(y / hover.cell);
     if (q < 0 || k < 0 || q >= hover.real || k >= hover.real) return;
-    $(root, ".sf-hover").textContent = `${quoted(hover.labels[q])} (token ${q + 1}) looks at ` +
-      `${quoted(hover.labels[k])} (token ${k + 1}) with weight ${hover.weights[q * hover.real + k].toFixed(3)}`;
+    const weight = hover.weights[q * hover.real + k].toFixed(3);
+    $(root, ".sf-hover").textContent = say(
+      `${quoted(hover.labels[q])} (token ${q + 1}) looks at ${quoted(hover.labels[k])} (token ${k + 1}) with weight ${weight}`,
+      `${quoted(hover.labels[q])}（第 ${q + 1} 个词元）以权重 ${weight} 看向 ${quoted(hover.labels[k])}（第 ${k + 1} 个词元）`);
   });
 
   loadOnFirstFocus(root, name, (manifest, ready) => {
@@ -374,7 +400,7 @@ function gptWidget(root, name) {
       progress.max = Math.max(1, data.count);
       progress.value = 0;
       progress.hidden = false;
-      speed.textContent = `Writing ${data.count} token${data.count === 1 ? "" : "s"}…`;
+      speed.textContent = say(`Writing ${tokenCount(data.count)}…`, `正在写 ${data.count} 个词元…`);
     } else if (data.type === "token") {
       showText(data);
       showBars(data.top);
@@ -387,20 +413,22 @@ function gptWidget(root, name) {
       progress.hidden = true;
       showText(data);
       const { made, seconds } = data;
-      const cache = data.useCache ? "with" : "without";
-      speed.textContent = made
-        ? `${made} token${made === 1 ? "" : "s"} in ${seconds.toFixed(2)} s: ` +
-          `${(made / seconds).toFixed(1)} tokens/s (${cache} the cache)`
-        : "No token written.";
+      const rate = (made / seconds).toFixed(1);
+      speed.textContent = !made ? say("No token written.", "没有写出词元。")
+        : say(`${tokenCount(made)} in ${seconds.toFixed(2)} s: ${rate} tokens/s ` +
+                `(${data.useCache ? "with" : "without"} the cache)`,
+              `${made} 个词元用时 ${seconds.toFixed(2)} s：每秒 ${rate} 个词元` +
+                `（${data.useCache ? "使用" : "不使用"}缓存）`);
       speed.dataset.tokensPerSecond = made ? String(made / seconds) : "";
       speed.dataset.runs = String(Number(speed.dataset.runs || 0) + 1);
       if (data.why === "ended") {
-        message.textContent = `The model wrote ${data.ended}: the review is finished. Reset to start another.`;
+        message.textContent = say(`The model wrote ${data.ended}: the review is finished. Reset to start another.`,
+                                  `模型写出了 ${data.ended}：这篇影评写完了。点“重置”开始另一篇。`);
       } else if (data.why === "stopped") {
-        message.textContent = `Stopped after ${made} token${made === 1 ? "" : "s"}.`;
+        message.textContent = say(`Stopped after ${tokenCount(made)}.`, `写了 ${made} 个词元后停止。`);
       } else if (data.contextFull) {
-        message.textContent = `The context is full: the model reads at most ${data.contextLength} ` +
-          "tokens. Reset to start another.";
+        message.textContent = say(`The context is full: the model reads at most ${data.contextLength} ` +
+          "tokens. Reset to start another.", `上下文已满：模型最多读 ${data.contextLength} 个词元。点“重置”开始另一篇。`);
       }
     }
   });
@@ -413,7 +441,7 @@ function gptWidget(root, name) {
   $(root, ".sf-run").addEventListener("click", () => run($(root, ".sf-count").value));
   $(root, ".sf-stop").addEventListener("click", () => {
     worker?.postMessage({ type: "stop" });
-    speed.textContent = "Stopping…";
+    speed.textContent = say("Stopping…", "正在停止…");
   });
 }
 
@@ -432,7 +460,8 @@ async function start() {
     if (!available.includes(name)) continue;  // the page's instructions stay as they are
     root.classList.add("sf-live");
     root.dataset.state = "waiting";
-    $(root, ".sf-status").textContent = "Click or tab into this box to load the model.";
+    $(root, ".sf-status").textContent = say("Click or tab into this box to load the model.",
+                                             "点击或用 Tab 键进入此框即可加载模型。");
     make(root, name);
     announce(root, name).catch(() => { /* the plain line stays */ });
   }

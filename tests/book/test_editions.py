@@ -275,3 +275,64 @@ def test_each_edition_opens_a_chapter_with_its_own_map(html_dir: Path, page: str
         assert (html_dir / ZH_DIR / page).parent.joinpath(chinese).resolve().is_file()
     else:
         assert chinese.split("_images/")[1] == english
+
+
+# -- the boxes -----------------------------------------------------------------------------------
+
+class Elements(HTMLParser):
+    """An HTML file's elements in order, each as its tag and the attributes a script or a style
+    reads (words a reader sees, aria-label among them, left out), and its words."""
+
+    WORDS = {"aria-label"}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.elements: list[tuple[str, tuple[tuple[str, str | None], ...]]] = []
+        self.words: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.elements.append((tag, tuple(sorted((k, v) for k, v in attrs if k not in self.WORDS))))
+        self.words += [v for k, v in attrs if k in self.WORDS and v]
+
+    def handle_data(self, data: str) -> None:
+        if data.strip():
+            self.words.append(data.strip())
+
+
+def elements_of(path: Path) -> Elements:
+    parser = Elements()
+    parser.feed(path.read_text(encoding="utf-8"))
+    return parser
+
+
+BOXES = sorted((ROOT / "_static" / "web").glob(f"*.{LANGUAGE}.html"))
+
+
+def test_each_box_has_its_chinese_twin() -> None:
+    english = {path.name for path in (ROOT / "_static" / "web").glob("*.html") if path.suffixes == [".html"]}
+    assert english == {"classifier.html", "gpt.html"}
+    assert {path.name.replace(f".{LANGUAGE}", "") for path in BOXES} == english
+
+
+@pytest.mark.parametrize("twin", BOXES, ids=lambda path: path.name)
+def test_a_boxs_chinese_twin_keeps_its_elements_and_speaks_chinese(twin: Path) -> None:
+    """The same elements with the same classes, ids, values and links, so that widgets.mjs and
+    the styles find in the Chinese box what they find in the English one; every word a reader
+    sees is Chinese but for code, names and the English text the model reads."""
+    english, chinese = elements_of(twin.with_name(twin.name.replace(f".{LANGUAGE}", ""))), elements_of(twin)
+    assert chinese.elements == english.elements
+    kept = {"Not bad at all.", "This movie", "top-k", "top-p", "JavaScript", "WebAssembly"}
+    untranslated = [w for w in chinese.words
+                    if re.search("[A-Za-z]", w) and not re.search(r"[\u4e00-\u9fff]", w)
+                    and w not in kept and not w.startswith(("scratchformer", "export-web"))]
+    assert not untranslated, untranslated
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("page", ["book/web.html", "book/12_gpt.html"])
+def test_chinese_pages_include_the_chinese_boxes(html_dir: Path, page: str) -> None:
+    english = (html_dir / page).read_text(encoding="utf-8")
+    chinese = (html_dir / ZH_DIR / page).read_text(encoding="utf-8")
+    assert "sf-widget" in english and "sf-widget" in chinese
+    assert "This box runs" in english and "This box runs" not in chinese
+    assert "这个交互框在浏览器中运行" in chinese

@@ -14,7 +14,8 @@ It
   header that stays on screen (`_static/language-switch.js` takes the reader to the section they
   are reading), and says, in the reader's language, when a page of a
   translated edition has no translation yet (its text is then the English one);
-- gives a folded cell's own toggle words ("Show the solution") in the edition's language;
+- gives a folded cell's own toggle words ("Show the solution") in the edition's language, and
+  an included HTML file (the boxes) its edition's twin, `NAME.<language>.html`;
 - shows an output that a cell displayed for one edition (`display(fig, metadata={"edition":
   "zh_CN"})`: the same figure drawn with Chinese labels) only in that edition;
 - in a translated edition, records every message of a translated page whose catalogue entry is
@@ -181,6 +182,23 @@ def translate_prompts(app: Sphinx, doctree: nodes.document) -> None:
                 cell[name] = words[cell[name]]
 
 
+def include_the_editions_html(app: Sphinx, doctree: nodes.document) -> None:
+    """An HTML file a page includes (`{raw} html` with `:file:`: the boxes of chapters 11 and 12
+    and the web appendix) in the edition's language: `NAME.<language>.html` beside `NAME.html`,
+    where it exists (tests/book/test_editions.py checks that both keep the same elements)."""
+    language = edition(app)
+    if language == ENGLISH or app.builder.name == "gettext":
+        return
+    for node in doctree.findall(nodes.raw):
+        source = node.get("source")
+        if not source or "html" not in node.get("format", "").split():
+            continue
+        twin = Path(source).with_suffix(f".{language}.html")
+        if twin.is_file():
+            app.env.note_dependency(str(twin))
+            node.children = [nodes.Text(twin.read_text(encoding="utf-8"))]
+
+
 def alt_texts_of_unexecuted_cells(app: Sphinx, doctree: nodes.document) -> None:
     """The gettext builder reads the pages without running them (tools/translations.py): a
     figure's alt text, which lives in its cell's metadata (`mystnb: image: alt:`) and reaches
@@ -273,6 +291,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("doctree-read", record_untranslated_messages)
     app.connect("doctree-read", alt_texts_of_unexecuted_cells)
     app.connect("doctree-read", translate_prompts)
+    app.connect("doctree-read", include_the_editions_html)
     mark_output_editions()
     # Before the alt texts of unexecuted cells, and before anything reads the outputs.
     app.connect("doctree-read", keep_this_editions_outputs, priority=300)
@@ -282,6 +301,6 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("html-page-context", add_language_link, priority=900)
     app.connect("build-finished", write_report)
     # env_version: raised when what this extension puts on the pages changes (the outputs of
-    # the other edition dropped, the toggles' words, the notebook buttons), so that a build
+    # the other edition dropped, the toggles' words, the notebook buttons, the boxes' words), so that a build
     # reads and writes every page again instead of keeping pages written by the old one.
-    return {"version": "1", "env_version": 2, "parallel_read_safe": True, "parallel_write_safe": True}
+    return {"version": "1", "env_version": 3, "parallel_read_safe": True, "parallel_write_safe": True}
