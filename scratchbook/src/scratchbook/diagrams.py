@@ -288,7 +288,7 @@ def loss_curves(curves: dict[str, list[float]], every: int, floor: float, floor_
     Drawn in chapter 13, "Can it learn context at all?"."""
     import matplotlib.pyplot as plt
 
-    fig, axis = plt.subplots(figsize=(6.5, 3.2))
+    fig, axis = plt.subplots(figsize=(6.5, 2.7))
     for (label, curve), marker in zip(curves.items(), "osd^v"):
         axis.plot([every * i for i in range(len(curve))], curve, f"{marker}-", label=label)
     axis.axhline(floor, color="gray", linestyle="--", label=floor_label)
