@@ -8,8 +8,8 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from scratchbook.diagrams import (EXAMPLE_IDS, STEPS, STEPS_ZH, Grid, chinese_font, pipeline_map,  # noqa: E402
-                                  shape_diagram)
+from scratchbook.diagrams import (EXAMPLE_IDS, STEPS, STEPS_ZH, Grid, chinese_font, loss_curves,  # noqa: E402
+                                  pipeline_map, shape_diagram)
 from scratchformer.tokenize.gpt2_files import gpt2_encoding  # noqa: E402
 
 
@@ -62,6 +62,19 @@ def test_a_shape_diagram_draws_matrices_and_operations() -> None:
          Grid("merged", 3, 6, col_colors=["#ff0000"] * 3 + ["#0000ff"] * 3)],
     ]).data
     assert "<svg" in svg and svg.count("<path") > 50
+
+
+def test_loss_curves_draw_each_curve_against_its_steps_and_the_floor(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import matplotlib.pyplot as plt
+
+    monkeypatch.setattr(plt, "show", lambda: None)
+    loss_curves({"with": [3.0, 2.0, 1.0], "without": [3.0, 3.0]}, 50, 2.5, "floor", "loss")
+    lines = plt.gcf().axes[0].get_lines()
+    assert [line.get_label() for line in lines] == ["with", "without", "floor"]
+    assert list(lines[0].get_xdata()) == [0, 50, 100] and list(lines[0].get_ydata()) == [3, 2, 1]
+    assert list(lines[2].get_ydata()) == [2.5, 2.5]
+    plt.close("all")
 
 
 def test_a_saved_figure_records_its_smallest_label_and_its_width() -> None:

@@ -1,7 +1,7 @@
 """Gather chapter 13's comparison of three pretraining objectives on equal terms.
 
-Reads a folder made by the commands in the appendix ("How chapter 13's numbers were
-made"): `scratchformer pretrain` runs named `<objective>_s<seed>` (`mlm`, `electra`,
+Reads a folder made by the commands in the appendix ("Experiments behind chapter 13", "Three
+objectives on equal terms"): `scratchformer pretrain` runs named `<objective>_s<seed>` (`mlm`, `electra`,
 `next-token`; the same encoder, tokenizer of the seed, windows and minutes), and under
 `tune/` the `scratchformer train-imdb --init` runs: `<arm>_s0_lr<lr>` (validation only, the
 learning rates tried) and `<arm>_s<seed>` (the chosen rate, tested once; seed 0's is the

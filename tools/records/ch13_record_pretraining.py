@@ -62,7 +62,8 @@ from scratchformer.train.pretrain import PretrainConfig, read_pretraining
 from scratchbook.records import PRETRAIN_CPU
 from scratchbook.commands import tool_command
 
-# Sentences with one word hidden ("___"), written for this record: none is from IMDB.
+# Sentences with one word hidden ("___"), not from IMDB. Who wrote them, when, and whether they
+# shaped a choice goes into the record beside them (SENTENCES_MADE).
 SENTENCES = [
     "This movie was ___. I would not recommend it to anyone.",
     "The acting was superb and the story kept me on the edge of my ___.",
@@ -70,6 +71,13 @@ SENTENCES = [
     "It is one of the worst films I have ever ___.",
     "A wonderful film: funny, moving and beautifully ___.",
 ]
+SENTENCES_MADE = {
+    "made_by": "a language model (the one that wrote this script), not a person; none is "
+               "from IMDB",
+    "written": "2026-11-30, with this script, the day the two pretraining runs were recorded; "
+               "they are scored on those runs' snapshots only",
+    "shaped_a_choice": "no: no run, setting or model was chosen on them",
+}
 
 
 def snapshot_seconds(folder: Path) -> dict[int, float]:
@@ -195,6 +203,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
     tokenizer = BPETokenizer.load(mlm / "tokenizer.json")
     last = max(PretrainConfig(**record["pretraining"]["mlm"]["settings"]).snapshot_steps())
     record["predictions"] = {
+        "sentences": SENTENCES_MADE,
         "before": top_predictions(mlm / "snapshot-0000000.pt", tokenizer),
         "after": top_predictions(mlm / f"snapshot-{last:07d}.pt", tokenizer),
         "after_step": last,

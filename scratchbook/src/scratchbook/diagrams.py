@@ -358,3 +358,24 @@ def label_record(image: bytes) -> dict | None:
 
     root = minidom.parseString(image).documentElement
     return json.loads(root.getAttribute(LABEL_RECORD)) if root.hasAttribute(LABEL_RECORD) else None
+
+
+def loss_curves(curves: dict[str, list[float]], every: int, floor: float, floor_label: str,
+                ylabel: str) -> None:
+    """Each curve of `curves` (a loss read every `every` steps, by label) against the step,
+    with a dashed line at `floor` (`floor_label`); shown with `plt.show`.
+
+    Drawn in chapter 13, "Can it learn context at all?"."""
+    import matplotlib.pyplot as plt
+
+    fig, axis = plt.subplots(figsize=(6.5, 2.7))
+    for (label, curve), marker in zip(curves.items(), "osd^v"):
+        axis.plot([every * i for i in range(len(curve))], curve, f"{marker}-", label=label)
+    axis.axhline(floor, color="gray", linestyle="--", label=floor_label)
+    axis.set_ylim(0, None)
+    axis.set_xlabel("step")
+    axis.set_ylabel(ylabel)
+    axis.legend()
+    axis.grid(alpha=0.3)
+    fig.tight_layout()
+    plt.show()

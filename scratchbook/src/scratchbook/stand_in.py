@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 
-from scratchformer.data.imdb import ReviewSplit, book_reviews
+from scratchformer.data.imdb import ReviewSplit, book_reviews, load_unlabeled
 
 POSITIVE = ["a brilliant film", "I loved every minute", "superb acting", "truly moving",
             "highly recommended"]
@@ -85,3 +85,14 @@ def stand_in_splits() -> tuple[ReviewSplit, list[str], ReviewSplit]:
     test_split = ReviewSplit(texts[5_000:] + unlabeled[:20],  # and some the test reviews
                              [i % 2 for i in range(1_020)])
     return train_split, unlabeled, test_split
+
+
+def language_model_splits() -> tuple[ReviewSplit, list[str], ReviewSplit, str]:
+    """IMDB's training, unlabelled and test reviews when `book_reviews` reaches a copy, else
+    `stand_in_splits`; and what they are (`REAL_DATA` or a stand-in's description).
+
+    Described in chapter 13, "The text and a tokenizer with a mask"."""
+    imdb = book_reviews()
+    if imdb is None:
+        return (*stand_in_splits(), "a generated STAND-IN (no IMDB copy was found), not IMDB")
+    return imdb["train"], load_unlabeled(), imdb["test"], REAL_DATA

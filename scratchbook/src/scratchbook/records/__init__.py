@@ -126,7 +126,10 @@ GPT_REVIEWS = {(model, sentiment): Record(f"gpt_cpu_reviews/{model}_{sentiment}.
 
 # Chapter 13.
 PRETRAIN_CPU = Record("pretrain_cpu.json", "tools/records/ch13_record_pretraining.py",
-                      {"command": "text"}, indent=1)
+                      {"command": "text",  # and who wrote the sentences the predictions read
+                       **{f"predictions.sentences.{key}": "text"
+                          for key in ("made_by", "written", "shaped_a_choice")}},
+                      indent=1)
 PRETRAIN_SWEEP_CPU = Record("pretrain_sweep_cpu.json", "tools/records/ch13_mlm_sweep.py",
                             {"command": "text", "runs": "mapping"}, indent=1,
                             final_newline=False)

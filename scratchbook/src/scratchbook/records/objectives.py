@@ -33,12 +33,14 @@ def _verdict(difference: dict) -> str:
             else "no clear difference")
 
 
-def objectives_table(results: Path) -> Shown:
+def objectives_table(results: Path, brief: bool = False) -> Shown:
     """One row an arm: minutes and steps of pretraining, the learning rate chosen on
     validation, test accuracy (mean of the seeds) and the gain over the same encoder from
-    scratch, seed by seed, with its 95% interval; and the reading, checked.
+    scratch, seed by seed, with its 95% interval and what it says (`brief`: minutes, test
+    accuracy and the gain only); and the reading, checked.
 
-    Described in chapter 13, "Three objectives on equal terms"."""
+    Described in chapter 13, "Three objectives on equal terms", and the appendix
+    "Experiments behind chapter 13"."""
     record = PRETRAIN_OBJECTIVES_CPU.read(results)
     objectives = [arm for arm in NAMES if arm != "scratch"]
 
@@ -80,17 +82,23 @@ def objectives_table(results: Path) -> Shown:
                          + (" loses" if len(costing) == 1 else " lose") if costing else "")
                + ". Between objectives, no difference's interval leaves out zero: at this "
                f"budget, {seeds} seeds cannot tell the objectives apart.")
-    text = {"objective_minutes": ", ".join(f"{m:.1f}" for m in mean_minutes.values()),
+    at_edge = [arm for arm in NAMES if record["chosen_lr"][arm] in (
+        min(r["lr"] for r in record["selection"][arm]),
+        max(r["lr"] for r in record["selection"][arm]))]
+    text = {"objective_rates_at_edge": f"{len(at_edge)} of the {len(NAMES)}",
+            "objective_minutes": ", ".join(f"{m:.1f}" for m in mean_minutes.values()),
             "objective_run_minutes": f"{min(minutes):.1f} to {max(minutes):.1f}",
             **{f"objective_gain_{o.replace('-', '_')}": gain_text(g)
                for o, g in gains.items()},
             **{f"objective_steps_{o.replace('-', '_')}":
                f"{next(iter(record['pretraining'][o].values()))['steps']:,}"
                for o in objectives}}
-    return Shown(escaped_table(["pretrained with", "minutes", "steps", "lr",
-                                "validation % (seed 0)", "test % (mean)",
-                                "gain (points, 95% interval)", "verdict"], rows),
-                 text, {"objectives_reading": reading})
+    header = ["pretrained with", "minutes", "steps", "lr", "validation % (seed 0)",
+              "test % (mean)", "gain (points, 95% interval)", "verdict"]
+    if brief:
+        kept = [0, 1, 5, 6]
+        header, rows = [header[i] for i in kept], [[row[i] for i in kept] for row in rows]
+    return Shown(escaped_table(header, rows), text, {"objectives_reading": reading})
 
 
 def objective_commands(results: Path) -> list[str]:
@@ -99,8 +107,8 @@ def objective_commands(results: Path) -> list[str]:
     0's is its chosen run, copied and tested with `--resume`) and of the script that
     gathered them.
 
-    Described in the appendix "Running it for real", section "How chapter 13's numbers
-    were made"."""
+    Described in the appendix "Experiments behind chapter 13", "Three objectives on equal
+    terms"."""
     record = PRETRAIN_OBJECTIVES_CPU.read(results)
     seed = str(record["seeds"][0])
     return [record["pretraining"][o][seed]["command"] for o in NAMES if o != "scratch"] + [
@@ -112,8 +120,8 @@ def objective_runs(results: Path) -> Markdown:
     """Every fine-tuning run of the comparison: validation accuracy at each learning rate
     tried (seed 0), the rate chosen, and test accuracy seed by seed at that rate.
 
-    Described in the appendix "Running it for real", section "How chapter 13's numbers
-    were made"."""
+    Described in the appendix "Experiments behind chapter 13", "Three objectives on equal
+    terms"."""
     record = PRETRAIN_OBJECTIVES_CPU.read(results)
     rates = sorted({run["lr"] for runs in record["selection"].values() for run in runs})
     rows = [[NAMES[arm], *(next((f"{100 * r['validation_accuracy']:.2f}"
