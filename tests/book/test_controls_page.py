@@ -1,7 +1,7 @@
 """What chapter 11 and its appendix "Experiments behind chapter 11" say of the controls, the
 served model and the order pairs is what their records hold (`scratchbook.records.controls`):
 every glued value recomputes from the record it comes from, the control table shows the row of
-the Transformer taught by itself as running while its runs are missing and its numbers once they
+the Transformer taught by itself as not run yet while its runs are missing and its numbers once they
 land, each reading is refused by a record that turns it around, and every text set the book made
 or labelled says who or what made it. No training here.
 """
@@ -51,7 +51,7 @@ def table_rows(markdown: str) -> list[list[str]]:
     return [[cell.strip() for cell in line.strip("|").split("|")] for line in lines]
 
 
-def test_the_control_table_has_every_row_and_shows_the_missing_one_as_running() -> None:
+def test_the_control_table_has_every_row_and_shows_the_missing_one_as_not_run_yet() -> None:
     record = read("imdb_controls.json")
     rows = table_rows(controls_table().data)
     assert [(row[0], row[1]) for row in rows] == [(model, teacher)

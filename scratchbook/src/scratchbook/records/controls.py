@@ -51,7 +51,7 @@ CONTROL_ROWS = (
     ("transformer_nbsvm", "Transformer", "NBSVM"),
     ("transformer_served", "Transformer (served)", "NBSVM, + 2 sentences a review"),
 )
-RUNNING = "running"  # what the table shows in a row whose runs are not in the record yet
+RUNNING = "not run yet"  # what the table shows in a row whose runs are not in the record yet
 SERVED_ARM = "nbsvm, sentences 2"  # the blocks record's name for the served arm
 
 
@@ -105,7 +105,7 @@ def controls_table(path: Path | None = None, minutes: bool = False) -> Markdown:
     Transformer, untaught, then taught), its seeds, mean validation accuracy (the block
     holdout), mean test accuracy with its 95% t-interval over seeds, and the optimizer updates a
     Transformer made; with `minutes`, the mean minutes to the trained model too (teachers
-    included). A row without runs in the record reads "running"."""
+    included). A row without runs in the record reads "not run yet"."""
     record = read_controls(path)
     rows = []
     for key, model, teacher in CONTROL_ROWS:
@@ -138,13 +138,14 @@ def seed_difference(record: dict, key: str, other: str, measure: str = "test") -
 
 def self_taught_text(record: dict) -> str:
     """What the prose says of the Transformer taught by itself, read from its row: that its
-    runs are running while the record has none, else its test accuracy and its difference
+    runs are not in the record yet while it has none, else its test accuracy and its difference
     from the Transformer taught by NBSVM, seed by seed."""
     entry = record["table"]["transformer_self"]
     if not measured(entry):
-        return (f"is {RUNNING}: its five runs, each taught by its own seed's untaught run, "
-                "are being trained, and `tools/records/ch11_controls.py --self` will add them "
-                "to the record")
+        return (f"is {RUNNING}: its five runs, each taught by its own seed's untaught run "
+                "(`tools/records/ch11_taught.py --teacher transformer`), are the control this "
+                "table still lacks; `tools/records/ch11_controls.py --self` adds them to the "
+                "record")
     low, high = entry["test"]["interval_95"]
     versus = seed_difference(record, "transformer_self", "transformer_nbsvm")
     said = (f"; less the Transformer taught by NBSVM, {interval_text(points(versus))}"
