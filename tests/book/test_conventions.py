@@ -12,7 +12,8 @@ fails here with a message that says what to add.
 - a chapter closes with "What this chapter added to the package", whose list of names is
   generated (the directive `package-additions`), never typed;
 - a chapter that glues numbers into its prose has them checked in the built HTML
-  (`EXPECTED_IN_HTML` in tests/book/test_book.py);
+  (`EXPECTED_IN_HTML` in tests/book/test_book.py); on the pages of `SHORT_SENTENCES`, no
+  sentence carries more than three glued values (a reader holds three figures, not thirteen);
 - code on the page fits 90 columns: every line of every code cell, options included;
 - a chapter runs its own definitions: it never imports from the package a name that one of its
   own exported cells defines (a reader's edit to that cell would be silently ignored);
@@ -60,6 +61,11 @@ WIDER_THAN_90_COLUMNS: set[str] = set()
 IMPORTING_THEIR_OWN_DEFINITIONS: set[str] = set()
 ADDED_SECTION = f"## {ADDED_HEADING}\n\n```{{{reference.ADDITIONS_DIRECTIVE}}}\n```\n"
 GLUE_ROLE = re.compile(r"\{glue(:[a-z]+)?\}`")
+# Pages whose every sentence carries at most GLUED_PER_SENTENCE glued values. The others were
+# written before the rule; add a page here once its sentences keep it.
+SHORT_SENTENCES = {"book/11_training.md", "book/experiments_11.md"}
+GLUED_PER_SENTENCE = 3
+FENCE = re.compile(r"^(`{3,}|~{3,})")
 
 
 def module_docstrings(root: Path) -> list[str]:
@@ -185,6 +191,41 @@ def glued_numbers_checked(root: Path, expected: dict[str, list[str]]) -> list[st
                 f"{chapter} quotes {glued} glued values: add \"{page}\": [the numbers its prose quotes, as "
                 "the page shows them] to EXPECTED_IN_HTML in tests/book/test_book.py"
             )
+    return problems
+
+
+def prose_sentences(text: str) -> list[str]:
+    """The sentences of a page's prose: front matter, code cells and directives left out,
+    each list item its own, a sentence ending at `.`, `!` or `?` before a capital."""
+    lines = text.split("\n")
+    if lines and lines[0] == "---":
+        lines = lines[lines.index("---", 1) + 1:]
+    kept, fence = [], None
+    for line in lines:
+        if fence:
+            fence = None if line.strip() == fence else fence
+            continue
+        match = FENCE.match(line)
+        if match:
+            fence = match.group(1)
+            continue
+        kept.append(line)
+    sentences = []
+    for paragraph in re.split(r"\n\s*\n", "\n".join(kept)):
+        for item in re.split(r"\n(?=\s*(?:[-*]|\d+\.) )", paragraph):
+            sentences += re.split(r"(?<=[.!?])\s+(?=[A-Z*\"(\[{])", " ".join(item.split()))
+    return [sentence for sentence in sentences if sentence]
+
+
+def crowded_sentences(root: Path, pages: set[str] = SHORT_SENTENCES) -> list[str]:
+    """Sentences of `pages` that carry more than GLUED_PER_SENTENCE glued values."""
+    problems = []
+    for page in sorted(pages):
+        for sentence in prose_sentences((root / page).read_text(encoding="utf-8")):
+            glued = len(GLUE_ROLE.findall(sentence))
+            if glued > GLUED_PER_SENTENCE:
+                problems.append(f"{page}: a sentence carries {glued} glued values (at most "
+                                f"{GLUED_PER_SENTENCE}): split it: {sentence[:120]}")
     return problems
 
 
@@ -487,6 +528,7 @@ def all_problems(root: Path, expected: dict[str, list[str]]) -> dict[str, list[s
         "taught in": taught_in(root),
         "taught in by hand": taught_in_by_hand(root),
         "glued numbers": glued_numbers_checked(root, expected),
+        "glued values per sentence": crowded_sentences(root),
         "code width": code_width(root),
         "visible cell length": long_visible_cells(root),
         "taught and shown": taught_but_folded(root),
@@ -498,7 +540,7 @@ def all_problems(root: Path, expected: dict[str, list[str]]) -> dict[str, list[s
 
 
 CONVENTIONS = ["module docstrings", "file numbers", "introduction", "closing sections", "taught in",
-               "taught in by hand", "glued numbers", "code width", "visible cell length",
+               "taught in by hand", "glued numbers", "glued values per sentence", "code width", "visible cell length",
                "taught and shown", "checks apart from taught code",
                "own definitions",
                "figure alt text", "additions prose"]
@@ -791,3 +833,16 @@ def test_an_interval_of_two_standard_errors_is_named(tmp_path: Path) -> None:
     page.write_text(text + "\nThe gain is 4.30 standard errors wide, 0.2 standard errors.\n",
                     encoding="utf-8")
     assert not [p for p in convention_problems(root) if "standard errors" in p]
+
+
+def test_a_sentence_with_four_glued_values_is_named(tmp_path: Path) -> None:
+    page = tmp_path / "book" / "page.md"
+    page.parent.mkdir()
+    page.write_text("---\nkernelspec: {}\n---\n\n# A page\n\nIt scores {glue:md}`a`, "
+                    "{glue:md}`b`, {glue:md}`c` and {glue:md}`d`. Then {glue:md}`e`, "
+                    "{glue:md}`f` and {glue:md}`g`.\n\n- one {glue:md}`h`.\n- two\n\n"
+                    "```{code-cell} ipython3\nprint('{glue:md}`i` {glue:md}`j` "
+                    "{glue:md}`k` {glue:md}`l`')\n```\n", encoding="utf-8")
+    problems = crowded_sentences(tmp_path, {"book/page.md"})
+    assert len(problems) == 1 and "carries 4 glued values" in problems[0]
+    assert "It scores" in problems[0]

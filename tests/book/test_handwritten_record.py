@@ -149,5 +149,12 @@ def test_the_prose_figures_refuse_a_record_that_turns_a_reading_around(record: d
     turned = json.loads(json.dumps(record))
     served = turned["pairs_ordered"]["transformer"]["overall"]
     served["ordered"], served["reversed"] = served["reversed"], served["ordered"]
-    with pytest.raises(ValueError, match="served model orders no more than a coin's low end"):
+    with pytest.raises(ValueError, match="served model orders fewer than a coin's low end"):
         reading_figures(turned)
+    # "sometimes sure when wrong, where bag of words never is": a bag-of-words error made
+    # with conviction turns it around
+    sure = json.loads(json.dumps(record))
+    wrong = next(r for r in sure["reviews"] if (r["scores"]["bag_of_words"] > 0.5) != r["label"])
+    wrong["scores"]["bag_of_words"] = 0.01 if wrong["label"] else 0.99
+    with pytest.raises(ValueError, match="some served errors confident, no bag-of-words error"):
+        reading_figures(sure)

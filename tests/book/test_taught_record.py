@@ -273,9 +273,18 @@ def test_the_sentences_figures_refuse_a_reading_turned_around(tmp_path: Path) ->
     figures = sentences_figures(KEPT)
     versus = short["differences"]["sentences 2 - taught"]["validation_labelled"]
     assert figures["sentences_2_gain"].startswith(f"{100 * versus['mean']:+.2f} points")
+    # each a sum of two accuracies in %, out of 200: seed 0's on whole validation reviews and
+    # on sentences labelled as their review, as the page says
+    sums = short["tried"]["sums"]
+    served = short["runs"]["sentences 2"]["0"]
+    assert sums["sentences 2"] == pytest.approx(served["validation"]
+                                                + served["validation_sentences"], abs=1e-12)
     assert figures["sentences_tried"] == ", ".join(
-        f"{per_review(arm)}: {100 * total:.2f}" for arm, total in sorted(
-            short["tried"]["sums"].items(), key=lambda item: per_review(item[0])))
+        f"{100 * total:.2f} for {per_review(arm)}" for arm, total in sorted(
+            sums.items(), key=lambda item: per_review(item[0])))
+    assert figures["sentences_tried"] == "159.70 for 2, 159.98 for 4, 160.30 for 8"
+    noisy = short["differences"]["sentences 2 - taught"]["validation_sentences"]
+    assert figures["sentences_2_gain_noisy"].startswith(f"{100 * noisy['mean']:+.2f} points")
     path = tmp_path / "imdb_sentences.json"
     for change, claim in (("gain", "2 a review kept"), ("served", "served"),
                           ("tried", "tried on seed 0 picked"),

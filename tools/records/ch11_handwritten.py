@@ -1,5 +1,7 @@
-"""Chapter 11's reviews it has never seen: short reviews written for the book, and minimal pairs
-where word order decides, scored by the served Transformer, bag of words and NBSVM.
+"""Chapter 11's reviews and pairs written for the book (by a language model, after the first
+served model: `WRITTEN_REVIEWS.provenance` says when and what they have shaped since; they are
+not held out): short reviews, and minimal pairs where word order decides, scored by the served
+Transformer, bag of words and NBSVM. The record carries that provenance.
 
 The Transformer is a `train-imdb` checkpoint (the one the browser page serves: its sha256 is
 checked against `_static/models/imdb/manifest.json` and the record says whether it matched),
@@ -373,6 +375,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
                  "reviews": {"file": book_file(args.reviews),
                              "sha256": file_sha256(args.reviews)},
                  "pairs": {"file": book_file(args.pairs), "sha256": file_sha256(args.pairs)}},
+        "provenance": dict(WRITTEN_REVIEWS.provenance),
         "models": models,
         "reviews": reviews,
         "accuracy": accuracy_table(reviews, models),

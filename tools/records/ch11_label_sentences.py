@@ -1,10 +1,12 @@
-"""Chapter 11's validation sentences, handed to two labellers and their labels gathered.
+"""Chapter 11's validation sentences, handed to two annotators and their labels gathered. The
+annotators were two language models, working independently, each given the written guide
+`labelling_guide.md` beside this file; no person labelled the sentences.
 
 `draw` writes, for each of `--seeds`, `labelled_sentences.PER_SEED` of the seed's validation
 sentences (the ones `ch11_sentences.py` scores), shuffled together under neutral ids into
-`--chunks` files of text for labellers to read (`chunk<n>.tsv`: id, a tab, the sentence), and
-the key from id to seed and place (`key.json`) beside them; labellers see neither the seed nor
-the review's label. Each labeller answers a chunk with a file of lines `id<TAB>label`, a label
+`--chunks` files of text for the annotators to read (`chunk<n>.tsv`: id, a tab, the sentence), and
+the key from id to seed and place (`key.json`) beside them; annotators see neither the seed nor
+the review's label. Each annotator answers a chunk with a file of lines `id<TAB>label`, a label
 of `positive`, `negative` or `none`. `gather` reads two such answers for every id and writes
 `book/results/sentences_labelled.jsonl` (no text: the sentences are IMDB's).
 
@@ -13,8 +15,8 @@ of `positive`, `negative` or `none`. `gather` reads two such answers for every i
     python tools/records/ch11_label_sentences.py gather --out /tmp/labelling \
         --answers /tmp/labelling/chunk*_[ab].tsv
 
-What this deliberately does not handle: a labeller's second thoughts (one answer per id and
-labeller), and more than two labellers.
+What this deliberately does not handle: an annotator's second thoughts (one answer per id
+and annotator), and more than two annotators.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     draw.add_argument("--seeds", type=int, nargs="+", required=True)
     draw.add_argument("--chunks", type=positive_int, default=4)
     draw.add_argument("--out", type=Path, required=True, help="a new folder")
-    gather = steps.add_parser("gather", help="gather two labellers' answers")
+    gather = steps.add_parser("gather", help="gather two annotators' answers")
     gather.add_argument("--out", type=existing_folder, required=True, help="draw's folder")
     gather.add_argument("--answers", type=existing_file, nargs="+", required=True)
     return parser.parse_args(argv)

@@ -86,12 +86,7 @@ from scratchbook.commands import shown_path, tool_command
 MANIFEST = book_root() / "_static" / "models" / "imdb" / "manifest.json"
 WRITTEN = ORDER_PAIRS.path
 PYTHON_CHECK_TEXTS = 40  # pair texts also scored by the package's classifier
-WRITTEN_PROVENANCE = (
-    "30 pairs written for the book (book/results/order_pairs.jsonl), committed with "
-    "tools/records/ch11_handwritten.py; neither the file nor book/results/"
-    "handwritten_reviews.json says who or what wrote them (the chapter says 'we wrote'); "
-    "written after the first served models were trained and scored on every served model "
-    "since, on the page beside them")
+WRITTEN_PROVENANCE = dict(ORDER_PAIRS.provenance)  # who wrote the 30 pairs, when, what since
 
 
 def clopper_pearson(successes: int, trials: int, confidence: float = 0.95) -> list[float]:

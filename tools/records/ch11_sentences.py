@@ -7,7 +7,8 @@ folder of `tools/records/ch11_taught.py`, with or without `--sentences`) is scor
 sentence (3 to 60 tokens, `scratchformer.data.sentences`, drawn with the run's seed) of each
 review of its own validation slice, labelled as its review is: a noisy stand-in for a short
 review (many sentences say nothing of the verdict), the same for every model of a seed; and on
-those of a random draw of them to which two labellers gave the same verdict
+those of a random draw of them to which two annotators (two language models, each given the
+written guide; no person) gave the same verdict
 (`labelled_sentences.py`), the measure the served model is chosen on. Bag of words and NBSVM,
 with the settings `book/results/imdb_baselines.json` chose, are fitted on each seed's fit
 split and scored on the same sentences. The record gives each arm's accuracies, the paired
@@ -89,12 +90,14 @@ SERVED = ("the taught model, replaced by each model taught with more sentences a
 TRIED = ("the most sentences a review whose seed-0 run has the highest sum of validation "
          "accuracy on whole reviews and on sentences")
 MEASURES = ("validation", "validation_sentences", "validation_labelled")
-KEPT = "the sentences both labellers gave the same verdict, positive or negative"
+KEPT = ("the sentences both annotators (two language models, each given the written guide "
+        "tools/records/labelling_guide.md; no person) gave the same verdict, positive or "
+        "negative")
 
 
 def labelled_counts(rows: list[dict], seed: int, kept: dict[int, int],
                     review_labels: list[int]) -> dict[str, int]:
-    """How the seed's drawn sentences were labelled: drawn, labelled alike by both labellers,
+    """How the seed's drawn sentences were labelled: drawn, labelled alike by both annotators,
     kept with a verdict, of them positive, and of them labelled as their review is."""
     drawn = [row for row in rows if row["seed"] == seed]
     return {"drawn": len(drawn),
@@ -175,7 +178,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
     for seed, members in sorted(by_seed.items()):
         _, fit_index = (i.tolist() for i in holdout(train.labels, val_size, seed, held))
         sentences, labels = validation_sentences(train.labels, tokens, seed, held, val_size)
-        kept = kept_labels(labelled_rows, seed, sentences)  # {place: the labellers' verdict}
+        kept = kept_labels(labelled_rows, seed, sentences)  # {place: the annotators' verdict}
         scored = {"validation_sentences": (sentences, labels),
                   "validation_labelled": ([sentences[i] for i in kept], list(kept.values()))}
         sizes[str(seed)] = {
@@ -226,8 +229,8 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
         **tool_command("ch11_sentences.py", argv, str(args.record)),
         "holdout": held,
         "sentences": {"per_review": 1, "shortest": 3, "longest": 60,
-                      "label": ("the review's; of those two labellers gave one verdict, "
-                                "that verdict"),
+                      "label": ("the review's; of those both annotators (two language "
+                                "models) gave one verdict, that verdict"),
                       "labelled": {"file": shown_path(args.labelled),
                                    "sha256": file_sha256(args.labelled),
                                    "drawn_per_seed": PER_SEED, "kept": KEPT},

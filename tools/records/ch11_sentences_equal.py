@@ -8,8 +8,8 @@ Per seed, the counting models' accuracies come from `tools/records/ch11_counting
 reviews labelled by NBSVM; on those and 2 sentences a review, the served arm's inputs). The
 served arm's accuracies on the same sentences come from `book/results/imdb_sentences.json`
 (arm "sentences 2"). Two measures: one sentence of each validation review, labelled as its
-review is, and the drawn sentences two labellers gave one verdict
-(`book/results/sentences_labelled.jsonl`; the labellers were two language models working
+review is, and the drawn sentences two annotators gave one verdict
+(`book/results/sentences_labelled.jsonl`; the annotators were two language models working
 independently from a written guide, `tools/records/labelling_guide.md`, not people). For each
 counting model and version: means over seeds with 95% t-intervals, and the served arm less it,
 seed by seed, with its t-interval; with `--served` (seed 0's served model, its weights
@@ -76,7 +76,7 @@ VERSIONS = {"untaught": "fitted on the fit split (whole reviews, their labels)",
                          "of each, labelled as their review"}
 MEASURES = {"validation_sentences": "one sentence of each validation review, labelled as "
                                     "its review",
-            "validation_labelled": "the drawn validation sentences both labellers (two "
+            "validation_labelled": "the drawn validation sentences both annotators (two "
                                    "language models, from a written guide) gave one verdict"}
 
 

@@ -4,16 +4,17 @@ model its box serves.
 `ch11_sentences.py` scores every run on one sentence of each review of its seed's validation
 slice, labelled as its review is: a noisy stand-in for a short review, since many sentences of
 a review say nothing of its verdict. Here a random draw of those same sentences (`PER_SEED` of
-each seed's, `drawn`) is read by two labellers, each on their own, who label every sentence,
-read alone, `positive`, `negative` or `none` (no verdict on the film, or both), by the guide
-`labelling_guide.md` beside this file; a sentence both label with the same verdict is kept with
+each seed's, `drawn`) is read by two annotators, two language models working independently
+(no person labelled them), which label every sentence, read alone, `positive`, `negative` or
+`none` (no verdict on the film, or both), by the written guide `labelling_guide.md` beside
+this file, which each was given; a sentence both label with the same verdict is kept with
 it, the rest are left out. `book/results/sentences_labelled.jsonl` holds, per sentence, the
 seed, its place among the seed's validation sentences, the sha256 of its text (checked when
 read, so a changed draw is refused rather than mislabelled) and the two labels; not the text,
 which is IMDB's and is rebuilt from the data.
 
 What this deliberately does not handle: sentences of other slices than the runs' own
-validation, labellers other than two, and labels on a scale (a verdict or none).
+validation, annotators other than two, and labels on a scale (a verdict or none).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def validation_sentences(labels: list[int], tokens: list, seed: int, held: str,
 
 
 def sentence_text(sentence: np.ndarray) -> str:
-    """A sentence's GPT-2 tokens as the text a labeller reads."""
+    """A sentence's GPT-2 tokens as the text an annotator reads."""
     from scratchformer.data.framing import review_encoding
 
     return review_encoding().decode(sentence.tolist()).strip()
@@ -77,7 +78,7 @@ def read_labels(path: Path = LABELS) -> list[dict]:
 
 
 def kept_labels(rows: list[dict], seed: int, sentences: list[np.ndarray]) -> dict[int, int]:
-    """{place: label} of the seed's sentences both labellers gave the same verdict, each
+    """{place: label} of the seed's sentences both annotators gave the same verdict, each
     text's sha256 checked against the row's (a ValueError if the draw has changed)."""
     kept = {}
     for row in rows:

@@ -6,6 +6,11 @@ every page reads it through `Record.read`; the records themselves are listed onc
 `scratchbook.records`. A field is named by its path of keys, `"test.accuracy"`, where `*` stands
 for every key of a mapping (or item of a list): `"runs.*.test.accuracy"`.
 
+A record may also carry its `provenance`: who or what made the texts or labels it holds, when
+relative to the models they score, and whether they have shaped a choice since. The Record says it
+where the file cannot: a text set written without a script, or a record whose runs are gone and
+whose own words are out of date (its writer, rerun, would write the new ones).
+
 What this deliberately does not handle: formats other than JSON and JSON Lines, records outside
 a checkout of the book (a reader may still pass any path), and checks that compare two fields
 (the readers and the tests make those).
@@ -52,7 +57,8 @@ class Record:
     """A file of `book/results/` (`name`, relative to that folder), written by `writer`, whose
     readers rely on `fields` (path -> one of `KINDS`); `indent`, `ascii` and `final_newline` are
     how its writer lays the JSON out (`compact`: no spaces at all), so that writing a record again
-    changes no byte it need not."""
+    changes no byte it need not; `provenance` (what -> who or what, when, what it shaped) says
+    where its texts and labels came from when the file does not."""
 
     name: str
     writer: str
@@ -61,6 +67,7 @@ class Record:
     ascii: bool = True
     final_newline: bool = True
     compact: bool = False
+    provenance: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         unknown = {path: kind for path, kind in self.fields.items() if kind not in KINDS}

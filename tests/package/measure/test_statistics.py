@@ -1,4 +1,4 @@
-"""Chapter 11, "Why it loses, measured": the paired difference and its t-interval
+"""Chapter 11, "How sure a difference is": the paired difference and its t-interval
 (`scratchformer.measure.statistics`), against published values, and the pages' wording.
 """
 

@@ -21,6 +21,33 @@ TRAIN_GPT = "scratchformer train-gpt (its results.json)"
 GENERATE = "scratchformer generate --json"
 WRITTEN_BY_A_LANGUAGE_MODEL = "no script: text written for the book by a language model"
 
+# Who or what made the text sets chapter 11 scores, when, and what they have shaped since: said
+# here where the files cannot say it (text written without a script; records whose runs are gone).
+WRITTEN_TEXTS_PROVENANCE = {
+    "made_by": "a language model, writing for the book: 80 short reviews of five kinds (plain, "
+               "negation, contrast, expectation, short), half positive, and 30 pairs of texts "
+               "with the same words in two orders",
+    "labelled_by": "the same language model: each text was written to be positive or negative",
+    "when": "committed on 2026-12-02 (commit 6129362), after the model the box served then (the "
+            "full CPU run) had been trained, and before the three models the box has served "
+            "since (the whole-review run, the run taught by NBSVM, the run taught with sentences)",
+    "shaped_choices": "scored on every model the box has served, they were read when the book "
+                      "chose to teach with sentences and to serve that model: they are no longer "
+                      "held out",
+}
+LABELLED_SENTENCES_PROVENANCE = {
+    "made_by": "IMDB's reviewers: one sentence drawn from each review of a seed's validation "
+               "slice (scratchformer.data.sentences.draw_sentences), 500 of each seed's drawn again",
+    "labelled_by": "two language models, working independently, each given the written guide "
+                   "tools/records/labelling_guide.md; no person labelled them; a sentence is kept "
+                   "where both gave the same verdict (the records' 'labellers' are these two)",
+    "when": "labelled on 2026-12-05 (commit b0613f9), after the arm of 2 sentences a review had "
+            "been chosen on sentences labelled as their review (commit 67cc98b); the keep-rule "
+            "then moved to these labels (commit 84b9340) and kept the same arm",
+    "shaped_choices": "the served model's rule reads them (they turned down 8 sentences a "
+                      "review): they are validation, not held out",
+}
+
 # Benchmarks (benchmarks/), read by chapters 1, 8, 10, 12, 13 and the running appendix.
 TOKENIZER_BENCHMARK = Record("tokenizer_benchmark.json", "benchmarks/tokenizer.py",
                              {"command": "text", "encode_ratio": "number"})
@@ -79,18 +106,21 @@ SHORT_TEXTS = ("validation_sentences", "validation_labelled")  # labelled as the
 IMDB_SENTENCES = Record("imdb_sentences.json", "tools/records/ch11_sentences.py", {
     "command": "text", "served.arm": "text", "differences": "mapping",
     **{f"runs.*.*.{key}": "fraction" for key in ("validation", *SHORT_TEXTS)},
-    **{f"counting.*.*.{key}": "fraction" for key in SHORT_TEXTS}})
+    **{f"counting.*.*.{key}": "fraction" for key in SHORT_TEXTS}},
+    provenance=LABELLED_SENTENCES_PROVENANCE)
 SENTENCES_LABELLED = Record("sentences_labelled.jsonl",
                             "tools/records/ch11_label_sentences.py gather",
                             {"*.seed": "number", "*.index": "number", "*.sha256": "text",
-                             "*.labels": "list"})
+                             "*.labels": "list"}, provenance=LABELLED_SENTENCES_PROVENANCE)
 WRITTEN_REVIEWS = Record("handwritten_reviews.jsonl", WRITTEN_BY_A_LANGUAGE_MODEL,
-                         {"*.text": "text", "*.label": "number", "*.kind": "text"}, ascii=False)
+                         {"*.text": "text", "*.label": "number", "*.kind": "text"}, ascii=False,
+                         provenance=WRITTEN_TEXTS_PROVENANCE)
 ORDER_PAIRS = Record("order_pairs.jsonl", WRITTEN_BY_A_LANGUAGE_MODEL,
                      {"*.positive": "text", "*.negative": "text", "*.kind": "text"},
-                     ascii=False)
+                     ascii=False, provenance=WRITTEN_TEXTS_PROVENANCE)
 HANDWRITTEN_REVIEWS = Record("handwritten_reviews.json", "tools/records/ch11_handwritten.py",
-                             {"command": "text"}, indent=1, ascii=False)
+                             {"command": "text"}, indent=1, ascii=False,
+                             provenance=WRITTEN_TEXTS_PROVENANCE)
 ORDER_PAIRS_FOUND = Record("order_pairs_found.json", "tools/records/ch11_order_pairs.py",
                            {"command": "text", "rule": "mapping", "provenance": "mapping",
                             "halves": "mapping"}, indent=1)
@@ -98,7 +128,8 @@ ORDER_PAIRS_CHECK = Record("order_pairs_check.jsonl",
                            "tools/records/ch11_order_pairs.py (the checker's verdicts)",
                            {"*.id": "number", "*.judged": "text"})
 ORDER_PAIRS_SCORES = Record("order_pairs_scores.json", "tools/records/ch11_order_scores.py",
-                            {"command": "text", "models": "mapping", "table": "any"}, indent=1)
+                            {"command": "text", "models": "mapping", "table": "any"}, indent=1,
+                            provenance={"written": WRITTEN_TEXTS_PROVENANCE["made_by"]})
 ORDER_PAIRS_READING = Record("order_pairs_reading.json", "tools/records/ch11_order_reading.py",
                              {"command": "text", "reading": "any"}, indent=1, ascii=False)
 IMDB_CONTROLS = Record("imdb_controls.json", "tools/records/ch11_controls.py",

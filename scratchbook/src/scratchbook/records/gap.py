@@ -69,7 +69,8 @@ def gap_figures(path: Path | None = None) -> dict[str, str]:
     is behind both counting models (its interval below zero), by more than twice what the cut
     costs at 510; the attention-free model is behind bag of words on the same text.
 
-    Described in chapter 11, "Where the gap is, at equal input"."""
+    Described in the appendix "Experiments behind chapter 11", "Where the gap is, at equal
+    input"."""
     record = read_gap_record(path)
     source = IMDB_GAP.locate(path)
     counting, gaps = record["counting"], record["gaps"]

@@ -1,9 +1,11 @@
-"""Chapter 11's reviews it has never seen: the record `book/results/handwritten_reviews.json`
-(written by `tools/records/ch11_handwritten.py`), checked and laid out as the page's tables.
+"""Chapter 11's reviews and pairs written for the book: the record
+`book/results/handwritten_reviews.json` (written by `tools/records/ch11_handwritten.py`),
+checked and laid out as the tables of the appendix "Experiments behind chapter 11".
 
-The record holds short reviews written for the book and minimal pairs whose two texts hold the
-same words in another order, each scored by the served Transformer, bag-of-words logistic
-regression and NBSVM. `read_handwritten` reads and checks it; `accuracy_by_kind` and
+The record holds 80 short reviews and 30 minimal pairs whose two texts hold the same words in
+another order, all written for the book by a language model (`WRITTEN_REVIEWS.provenance` says
+when: after the first served model, and read on every served model since, so they are not held
+out), each scored by the served Transformer, bag-of-words logistic regression and NBSVM. `read_handwritten` reads and checks it; `accuracy_by_kind` and
 `pairs_ordered` are the two tables; `accuracy_difference` compares two models review by
 review, `confident_errors` counts the confidently wrong; `handwritten_figures` the numbers
 the prose glues.
@@ -170,13 +172,15 @@ def reading_figures(record: dict) -> dict[str, str]:
     reviews' scores, the pairs' outcomes and a fair coin's central 95% of pairs ordered.
 
     Refuses (ValueError) a record that no longer supports what the prose says: the served
-    model behind NBSVM and ahead of bag of words, both intervals holding zero; at most a
-    quarter of the served model's errors, and none of bag of words', with conviction; bag of
-    words tying every pair; the served model ordering no more pairs than the low end of a
-    coin's 95% range, reversing more than it orders, and giving most pairs' two texts one
-    verdict; NBSVM ordering more, and both texts right more often.
+    model behind NBSVM and ahead of bag of words, both intervals holding zero; some of the
+    served model's errors, and none of bag of words', with conviction (the served model is the
+    more often sure when wrong); bag of words tying every pair; the served model ordering fewer
+    pairs than the low end of a coin's 95% range and reversing more than it orders (it reads
+    the pairs backwards), and giving most pairs' two texts one verdict; NBSVM ordering more,
+    and both texts right more often.
 
-    Described in chapter 11, "Reviews it has never seen"."""
+    Described in the appendix "Experiments behind chapter 11", "Reviews and pairs written for
+    the book"."""
     figures = handwritten_figures(record)
     served_gap = accuracy_difference(record, "transformer", "nbsvm")
     bag_gap = accuracy_difference(record, "transformer", "bag_of_words")
@@ -211,11 +215,11 @@ def reading_figures(record: dict) -> dict[str, str]:
             served_gap["low"] < served_gap["mean"] < 0 < served_gap["high"],
         "served model ahead of bag of words, interval holding zero":
             bag_gap["low"] < 0 < bag_gap["mean"] < bag_gap["high"],
-        "few served errors confident, no bag-of-words error":
-            4 * confident <= errors and bag_confident == 0,
+        "some served errors confident, no bag-of-words error":
+            confident > 0 and bag_confident == 0,
         "bag of words ties every pair": ordered["bag_of_words"]["tied"] == pairs,
-        "served model orders no more than a coin's low end":
-            ordered["transformer"]["ordered"] <= coin_low,
+        "served model orders fewer than a coin's low end":
+            ordered["transformer"]["ordered"] < coin_low,
         "served model reverses more than it orders":
             ordered["transformer"]["reversed"] > ordered["transformer"]["ordered"],
         "most pairs one verdict": 2 * same_verdict > pairs,

@@ -96,7 +96,8 @@ def taught_table(path: Path | None = None, blocks: Path | None = None,
     first); every row of `seeds` runs (a ValueError otherwise: the page says how many). A row
     gives the mean validation accuracy on whole reviews and, for the blocks rows, on one
     sentence of each validation review (`imdb_sentences.json`) labelled as its review, and on
-    those of them labelled as texts ("labelled"); the mean test accuracy with its 95%
+    those drawn sentences that two language models, each given the written guide, labelled
+    alike ("model-labelled"); the mean test accuracy with its 95%
     t-interval, and the minutes ("min") per run at most."""
     short_runs = read_sentences_record(short)["runs"]
     rows = []
@@ -123,7 +124,7 @@ def taught_table(path: Path | None = None, blocks: Path | None = None,
                          f"{100 * interval['mean']:.2f}% ({100 * interval['low']:.2f}–"
                          f"{100 * interval['high']:.2f})",
                          f"{max(run['minutes'] for run in runs.values()):.0f}"])
-    return markdown_table(["teacher", "validation", "sentences", "labelled",
+    return markdown_table(["teacher", "validation", "sentences", "model-labelled",
                            "test (95% interval)", "min"], rows)
 
 
@@ -146,7 +147,8 @@ def taught_figures(path: Path | None = None) -> dict[str, str]:
     teaching above the untaught runs on test with an interval above zero, and not on
     validation.
 
-    Described in chapter 11, "Learning from unlabelled reviews"."""
+    Described in the appendix "Experiments behind chapter 11", "Teaching: a random slice, then
+    blocks"."""
     record = read_taught_record(path)
     versus = record["taught"]["nbsvm"]["against_whole_review"]
     claims = {
@@ -178,7 +180,8 @@ def shared_words_figures(path: Path | None = None) -> dict[str, str]:
     reviews; the next review sharing no more than a random one), and a record that is
     missing or of another shape.
 
-    Described in chapter 11, "Learning from unlabelled reviews"."""
+    Described in the appendix "Experiments behind chapter 11", "Teaching: a random slice, then
+    blocks"."""
     source = IMDB_SHARED_WORDS.locate(path)
     record = IMDB_SHARED_WORDS.read(path)
     shares = {seed: tuple(IMDB_SHARED_WORDS.field(split, key, source) for key in (
@@ -217,7 +220,8 @@ def blocks_figures(path: Path | None = None) -> dict[str, str]:
     interval above zero, so that validation chooses the taught model; the chosen model's
     test interval above bag of words and below NBSVM; every run within 60 minutes.
 
-    Described in chapter 11, "Learning from unlabelled reviews"."""
+    Described in the appendix "Experiments behind chapter 11", "Teaching: a random slice, then
+    blocks"."""
     record = read_taught_record(path, IMDB_TAUGHT_BLOCKS)
     try:
         taught, best = record["taught"]["nbsvm"], record["best_transformer_test_accuracy"]
@@ -260,12 +264,13 @@ def read_sentences_record(path: Path | None = None) -> dict:
 
 def sentences_figures(kept: int, path: Path | None = None,
                       blocks: Path | None = None) -> dict[str, str]:
-    """What chapter 11's prose quotes of the runs that also learned from sentences: the
-    validation sentences labelled as texts (`sentences_labelled_drawn`, those kept with a verdict,
-    the labellers' agreement); for each number K of sentences a review, the texts added
-    (`sentences_K_taught`) and the paired differences with the arm before it on sentences
-    labelled as texts and on whole validation reviews (`sentences_K_gain`,
-    `sentences_K_gain_whole`); the seed-0 sums that picked the most a review
+    """What the prose quotes of the runs that also learned from sentences: the validation
+    sentences model-labelled as texts (`sentences_labelled_drawn`, those kept with a verdict,
+    how often the two annotators, language models each given the written guide, agreed); for
+    each number K of sentences a review, the texts added (`sentences_K_taught`) and the paired
+    differences with the arm before it on model-labelled sentences, on sentences labelled as
+    their review and on whole validation reviews (`sentences_K_gain`, `sentences_K_gain_noisy`,
+    `sentences_K_gain_whole`); the seed-0 sums of two accuracies that picked the most a review
     (`sentences_tried`); the counting models' mean accuracy on the sentences labelled as
     their review (fitted on each seed's fit split) and the kept model's paired differences
     with them on those labelled as texts; its test accuracy; as text, keyed by glue name.
@@ -277,7 +282,8 @@ def sentences_figures(kept: int, path: Path | None = None,
     seed-0 tries picked; its test interval above bag of words; every run within 60 minutes;
     its interval above both counting models on sentences labelled as texts.
 
-    Described in chapter 11, "Learning from unlabelled reviews"."""
+    Described in the appendix "Experiments behind chapter 11", "Sentences a review, and the
+    served model's rule"."""
     short = read_sentences_record(path)
     record = read_taught_record(blocks, IMDB_TAUGHT_BLOCKS)
     figures, claims, before = {}, {}, "taught"
@@ -293,13 +299,15 @@ def sentences_figures(kept: int, path: Path | None = None,
             figures |= {
                 f"sentences_{count}_taught": f"{first['sentences']:,}",
                 f"sentences_{count}_gain": interval_text(_points(versus["validation_labelled"])),
+                f"sentences_{count}_gain_noisy": interval_text(
+                    _points(versus["validation_sentences"])),
                 f"sentences_{count}_gain_whole": interval_text(_points(versus["validation"])),
             }
         chosen, best = record["taught"][sentences_arm(kept)], record[
             "best_transformer_test_accuracy"]
         tried = short["tried"]
-        figures["sentences_tried"] = ", ".join(
-            f"{per_review(arm)}: {100 * total:.2f}"
+        figures["sentences_tried"] = ", ".join(  # each a sum of two accuracies in %, of 200
+            f"{100 * total:.2f} for {per_review(arm)}"
             for arm, total in sorted(tried["sums"].items(), key=lambda item: per_review(item[0])))
         served = short["runs"][f"sentences {kept}"]
         served_seeds = sorted(served, key=int)

@@ -422,7 +422,7 @@ def grid_tables(baselines_run: dict) -> list[Markdown]:
 def score(run: dict, split: str) -> float:
     """A run's accuracy in %: its test accuracy, or its best validation accuracy.
 
-    Described in chapter 11, section "Why it loses, measured"."""
+    Described in the appendix "Experiments behind chapter 11", "Why the first Transformer loses"."""
     return 100 * (run["test"]["accuracy"] if split == "test" else
                   max(r["val_accuracy"] for r in run["history"]))
 
@@ -430,7 +430,7 @@ def score(run: dict, split: str) -> float:
 def paired(ablations: dict, variant: str, split: str) -> dict:
     """Variant minus preset, seed by seed, in points, with its 95% t-interval.
 
-    Described in chapter 11, section "Why it loses, measured"."""
+    Described in the appendix "Experiments behind chapter 11", "Why the first Transformer loses"."""
     runs = ablations["runs"]
     seeds = sorted(runs["preset"])
     return paired_difference([score(runs[variant][s], split) for s in seeds],
@@ -441,7 +441,7 @@ def ablation_table(ablations: dict) -> Markdown:
     """Each variant's accuracy over the seeds and its paired difference from the preset;
     glues the verdicts the prose reads and checks them.
 
-    Described in chapter 11, section "Why it loses, measured"."""
+    Described in the appendix "Experiments behind chapter 11", "Why the first Transformer loses"."""
     seeds = sorted(ablations["runs"]["preset"])
     rows = []
     for variant, runs in ablations["runs"].items():
@@ -497,7 +497,7 @@ def margins(ablations: dict, seed: str, split: str
     """Each model's margin (above 0: "positive") on a seed's `val` or `test` reviews:
     the Transformer's log-odds and NBSVM's w . x + b; and the true labels.
 
-    Described in chapter 11, section "Why it loses, measured"."""
+    Described in the appendix "Models that count", "Beside the Transformer"."""
     outputs = ablations["preset_outputs"][seed]
     p = np.clip(outputs[split]["transformer"], 1e-6, 1 - 1e-6)
     truth = (np.array(ablations["train_labels"])[outputs["val_index"]] if split == "val"
@@ -509,7 +509,7 @@ def ensemble_accuracy(ablations: dict, seed: str) -> tuple[float, float]:
     """Weight w of the Transformer in w * t / sd(t) + (1 - w) * n / sd(n), chosen on
     validation; the ensemble's test accuracy in % with that weight, read once.
 
-    Described in chapter 11, section "Why it loses, measured"."""
+    Described in the appendix "Models that count", "Beside the Transformer"."""
     t_val, n_val, y_val = margins(ablations, seed, "val")
     t_test, n_test, y_test = margins(ablations, seed, "test")
 
@@ -525,7 +525,7 @@ def ensemble_table(ablations: dict) -> Markdown:
     """Seed by seed, where the Transformer and NBSVM err, and the ensemble of the two;
     glues what the prose says of them and checks it.
 
-    Described in chapter 11, section "Why it loses, measured"."""
+    Described in the appendix "Models that count", "Beside the Transformer"."""
     rows, nbsvm_accuracy, ensemble_test, weights = [], [], [], []
     for seed in sorted(ablations["runs"]["preset"]):
         transformer, nbsvm, truth = margins(ablations, seed, "test")
@@ -557,7 +557,7 @@ def reliability_diagram(ablations: dict) -> None:
     """The fraction of positive test reviews against the predicted probability, in ten
     groups, per seed; glues the calibration figures the prose quotes and checks them.
 
-    Described in chapter 11, section "Why it loses, measured"."""
+    Described in the appendix "Models that count", "Beside the Transformer"."""
     fig, ax = plt.subplots(figsize=(4, 3.6))
     calibration_errors, ends = [], []  # ends: (share sure, accuracy if sure, if not)
     for seed in sorted(ablations["runs"]["preset"]):

@@ -71,7 +71,8 @@ def whole_review_figures(path: Path | None = None) -> dict[str, str]:
     its test interval's lower end not above bag of words (the target the prose says is
     missed).
 
-    Described in chapter 11, "Reading the whole review"."""
+    Described in chapter 11, "Reading the whole review", and in the appendix "Experiments
+    behind chapter 11", "Choosing the whole-review reading"."""
     record = read_whole_review_record(path)
     table, best = record["candidates"], record["best_transformer_test_accuracy"]
     whole = table["whole review"]
