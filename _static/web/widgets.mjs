@@ -101,6 +101,7 @@ function classifierWidget(root, name) {
   const canvas = $(root, ".sf-heatmap");
   let worker = null, inFlight = false, again = false, width = 0, hover = null, shownWindow = 0;
   let rendering = 0;  // the verdicts shown so far: a newer one stops the tokens of an older
+  let asked = "";  // the text of the verdict in flight
 
   function classify() {
     if (!worker) return;
@@ -108,7 +109,8 @@ function classifierWidget(root, name) {
     if (inFlight) { again = true; return; }  // one review at a time; the newest text next
     inFlight = true;
     again = false;
-    worker.postMessage({ type: "classify", text: review.value });
+    asked = review.value;
+    worker.postMessage({ type: "classify", text: asked });
   }
 
   function showVerdict(result) {
@@ -132,7 +134,12 @@ function classifierWidget(root, name) {
     verdict.textContent = `${probability >= 0.5 ? say("positive", "正面") : say("negative", "负面")}` +
       say(": ", "：") + `P(positive) = ${probability.toFixed(4)} ${say("(", "（")}` +
       (windows > 1 ? say(`${windows} windows, `, `${windows} 个窗口，`) : "") +
-      `${result.milliseconds.toFixed(0)} ms${say(")", "）")}`;
+      `${result.milliseconds.toFixed(0)} ms${say(")", "）")}` +
+      // the model learned from English reviews: a text without a Latin letter gets a verdict all
+      // the same, and this note
+      (/[A-Za-z]/.test(asked) ? "" : say(
+        " The model reads English reviews only: this text has no Latin letter, so its verdict means little.",
+        "模型只读英文影评：这段文字没有拉丁字母，所以这个判断没有什么意义。"));
     verdict.dataset.probability = String(probability);
     verdict.dataset.ids = JSON.stringify(ids);
     if (dropped) {

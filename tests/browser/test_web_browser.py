@@ -705,6 +705,12 @@ def test_an_empty_review_gets_a_hint_not_a_verdict(browser: Any, site: str, serv
         assert not browser.find_elements("css selector", "#sf-classifier .sf-tokens span")
     assert type_review(browser, "Fine.") != []
     assert browser.execute_script(VERDICT) is not None
+    verdict = browser.find_element("css selector", "#sf-classifier .sf-verdict")
+    assert "English reviews only" not in verdict.text
+    # a text with no Latin letter gets its verdict and a note that the model reads English
+    assert type_review(browser, "这部电影很好看。") != []
+    assert verdict.text.endswith("The model reads English reviews only: this text has no Latin "
+                                 "letter, so its verdict means little."), verdict.text
 
 
 def test_the_gpt_stops_at_the_end_of_text_and_says_so(browser: Any, site: str, served: dict) -> None:  # noqa: F811
@@ -1008,4 +1014,11 @@ def test_the_boxes_work_on_the_chinese_pages(browser: Any, site: str, html_dir: 
         probabilities = classifier.run(["probabilities"], {"ids": torch.tensor([ids]).numpy()})[0]
         seen = float(browser.execute_script(VERDICT))
         assert abs(seen - probabilities[0, 1]) < 1e-3, (review, seen, probabilities)
+    # and it speaks Chinese: its fields, its verdict, its note on a text that is not English
+    assert browser.find_element("css selector", "#sf-classifier .sf-field").text.startswith("影评")
+    verdict = browser.find_element("css selector", "#sf-classifier .sf-verdict")
+    assert verdict.text.startswith(("正面：P(positive) = ", "负面：P(positive) = ")), verdict.text
+    assert "模型只读英文影评" not in verdict.text
+    type_review(browser, "这部电影很好看。")
+    assert verdict.text.endswith("模型只读英文影评：这段文字没有拉丁字母，所以这个判断没有什么意义。"), verdict.text
     check_offline_and_quiet(browser, site)
