@@ -58,7 +58,7 @@ def page_reviews() -> tuple[dict[str, ReviewSplit], str]:
 def stand_in_texts(count: int, seed: int) -> list[str]:
     """Generated review-like text, used only when IMDB cannot be reached.
 
-    Described in chapter 12, section "Unlabelled reviews"."""
+    Described in chapter 12, section "The reviews as training text"."""
     rng = random.Random(seed)
     openings = ["This movie", "The film", "The plot", "The acting", "The ending"]
     verbs = ["was", "is", "felt", "seemed"]
@@ -78,7 +78,7 @@ def stand_in_texts(count: int, seed: int) -> list[str]:
 def stand_in_splits() -> tuple[ReviewSplit, list[str], ReviewSplit]:
     """Training, unlabelled and test stand-in reviews, some repeated across them as in IMDB.
 
-    Described in chapter 12, section "Unlabelled reviews"."""
+    Described in chapter 12, section "The reviews as training text"."""
     texts = stand_in_texts(6_000, seed=0)
     train_split = ReviewSplit(texts[:2_000], [i % 2 for i in range(2_000)], "stand-in")
     unlabeled = texts[2_000:5_000] + texts[:50]  # some repeat training reviews
@@ -91,7 +91,8 @@ def language_model_splits() -> tuple[ReviewSplit, list[str], ReviewSplit, str]:
     """IMDB's training, unlabelled and test reviews when `book_reviews` reaches a copy, else
     `stand_in_splits`; and what they are (`REAL_DATA` or a stand-in's description).
 
-    Described in chapter 13, "The text and a tokenizer with a mask"."""
+    Described in chapter 12, section "The reviews as training text", and in chapter 13, "The
+    text and a tokenizer with a mask"."""
     imdb = book_reviews()
     if imdb is None:
         return (*stand_in_splits(), "a generated STAND-IN (no IMDB copy was found), not IMDB")

@@ -34,7 +34,7 @@ TOKENIZER_FILE = "tokenizer.json"
 def first_special(ids: Sequence[int], specials: set[int]) -> int:
     """The index of the first special token in `ids`, or `len(ids)` if there is none.
 
-    Described in chapter 12, section "The commands".
+    Described in chapter 12, section "The loop".
     """
     return next((i for i, token in enumerate(ids) if token in specials), len(ids))
 
@@ -42,7 +42,7 @@ def first_special(ids: Sequence[int], specials: set[int]) -> int:
 def checkpoint_file(path: str | os.PathLike) -> Path:
     """A checkpoint file itself, or the `best.pt` of a run's folder.
 
-    Described in chapter 12, section "The commands".
+    Described in chapter 12, section "The loop".
     """
     path = Path(path)
     return path / BEST_CHECKPOINT if path.is_dir() else path
@@ -54,7 +54,7 @@ def read_gpt_run(path: str | os.PathLike,
     """A GPT checkpoint (a file, or a run's `best.pt`) and its tokenizer (by default the
     `tokenizer.json` beside it), refused unless they are the pair it was trained with.
 
-    Described in chapter 12, section "The commands".
+    Described in chapter 12, section "The loop".
     """
     checkpoint = checkpoint_file(path)
     payload = read_gpt_checkpoint(checkpoint)
@@ -72,7 +72,7 @@ def prompt_ids(tokenizer: BPETokenizer, prompt: str, sentiment: str | None,
     """The ids a sample starts with: end-of-text, the sentiment token, the prompt; a
     prompt that leaves no room for a new token, or holds a special token, is refused.
 
-    Described in chapter 12, section "The commands".
+    Described in chapter 12, section "The loop".
     """
     specials = special_ids(tokenizer)
     ids = [specials[END_OF_TEXT]]
@@ -97,7 +97,7 @@ def check_generate_options(args: argparse.Namespace, vocab_size: int,
     settings, `--sentiment` for a GPT trained without labels (`trained_on`, what its
     checkpoint records), a `--json` file that cannot be written.
 
-    Described in chapter 12, section "The commands".
+    Described in chapter 12, section "The loop".
     """
     check_sampling(args.temperature, args.top_k, args.top_p)
     if args.show_top > vocab_size:
@@ -117,7 +117,7 @@ def check_generate_options(args: argparse.Namespace, vocab_size: int,
 def run_generate(args: argparse.Namespace, argv: Sequence[str]) -> int:
     """`scratchformer generate`: sample reviews from a run's model, optionally judged.
 
-    Described in chapter 12, section "The commands".
+    Described in chapter 12, section "The loop".
     """
     if args.threads:
         torch.set_num_threads(args.threads)

@@ -51,7 +51,7 @@ from scratchformer.train.presets import apply_overrides
 def documents_fingerprint(documents: Sequence[Document]) -> str:
     """sha256 of the documents' labels and texts, in order.
 
-    Described in chapter 12, section "The commands".
+    Described in chapter 12, section "The loop".
     """
     return labelled_texts_sha256([document.label for document in documents],
                                  [document.text for document in documents])
@@ -63,7 +63,7 @@ def run_documents(data: dict[str, ReviewSplit], unlabeled: Sequence[str], seed: 
     `language_model_documents` (without their labels if `no_labels`), shuffled by `seed`,
     the first `limit` of them if `limit` is set.
 
-    Described in chapter 12, section "The commands".
+    Described in chapter 12, section "The loop".
     """
     documents = language_model_documents(data["train"], unlabeled, data["test"].texts)
     if no_labels:  # text only: a classifier fine-tuned later sees no label here
@@ -77,7 +77,7 @@ def cached_stream(tokenizer: BPETokenizer, documents: Sequence[Document],
     """`token_stream` of the documents with `tokenizer`, computed once and kept in the
     cache folder under a hash of both.
 
-    Described in chapter 12, section "The commands".
+    Described in chapter 12, section "The loop".
     """
     recipe = f"{tokenizer_sha256(tokenizer)}:{documents_fingerprint(documents)}"
     key = text_sha256(recipe)[:32]
@@ -97,7 +97,7 @@ def windows_read(stream: np.ndarray, context_length: int, config: GPTTrainConfig
                  world_size: int = 1) -> np.ndarray:
     """Every window a run of `config` reads from `stream`, all processes: `(N, T + 1)`.
 
-    Described in chapter 12, section "The commands".
+    Described in chapter 12, section "The loop".
     """
     read = []
     for rank in range(world_size):
@@ -116,7 +116,7 @@ def run_train_gpt(args: argparse.Namespace, argv: Sequence[str]) -> int:
     after them, and `--overwrite` sets the old run aside only then, to delete it once the
     new run has finished (appendix "Running it for real", "Failing safely").
 
-    Described in chapter 12, section "The commands".
+    Described in chapter 12, section "The loop".
     """
     started = time.perf_counter()
     load_at_start = os.getloadavg() if hasattr(os, "getloadavg") else None
@@ -266,7 +266,7 @@ def run_train_gpt(args: argparse.Namespace, argv: Sequence[str]) -> int:
 def add_gpt_commands(commands: argparse._SubParsersAction) -> None:
     """Register `train-gpt` and `generate` with the `scratchformer` command's subparsers.
 
-    Described in chapter 12, section "The commands".
+    Described in chapter 12, section "The loop".
     """
     fit = commands.add_parser("train-gpt", help="train chapter 12's GPT on IMDB reviews")
     fit.set_defaults(run=run_train_gpt)

@@ -15,7 +15,7 @@ import numpy as np
 def bits_per_byte(nll_nats: float, num_bytes: int) -> float:
     """A text's total negative log-likelihood in nats, as bits per byte of its UTF-8 form.
 
-    Described in chapter 12, section "Bits per byte".
+    Described in chapter 12, section "A yardstick: counting models".
     """
     if num_bytes <= 0:
         raise ValueError(f"num_bytes must be positive, got {num_bytes}")

@@ -240,7 +240,7 @@ def heldout_scores(model: GPTModel, tokenizer: BPETokenizer, texts: Sequence[str
     `read_windows`, the `(N, T + 1)` windows the GPT was trained on, also of a Kneser-Ney
     bigram counted from those alone.
 
-    Described in chapter 12, section "Four models, one text".
+    Described in chapter 12, section "The GPT on the same text".
     """
     eot = special_ids(tokenizer)[END_OF_TEXT]
 
@@ -308,7 +308,7 @@ GPT_PRESETS: dict[str, dict[str, dict]] = {
 def gpt_preset(name: str) -> tuple[GPTConfig, GPTTrainConfig]:
     """The model and training configurations of a named preset (`cpu`, `gpu`, `tiny`).
 
-    Described in chapter 12, section "The commands".
+    Described in chapter 12, section "The loop".
     """
     if name not in GPT_PRESETS:
         raise ValueError(f"unknown preset {name!r}; choose one of {sorted(GPT_PRESETS)}")
