@@ -111,8 +111,8 @@ def test_the_hint_of_the_judged_effect_counts_the_recorded_pairs(monkeypatch) ->
     pairs = len(json.loads((RESULTS / "gpt_cpu_reviews" / "pretrained_positive.json")
                            .read_text())["samples"])
     assert glued["reviews_per_request"] == f"{pairs:,}"
-    assert glued["judged_hint"] == (f"; the larger, +8.0 points, is a hint that {pairs} pairs "
-                                    "cannot confirm")
+    assert glued["judged_hint"] == (f"The larger, +8.0 points, is a hint that {pairs} pairs "
+                                    "cannot confirm.")
     assert glued["judged_interval_finetuned"].count(" to ") == 1
     assert " 到 " in glued["judged_interval_finetuned_zh"]
 

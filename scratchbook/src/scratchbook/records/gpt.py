@@ -473,8 +473,8 @@ def reviews_on_demand(results: Path) -> Markdown:
     assert all(e["low"] <= 0 <= e["high"] for e in effects)
     largest = max(effects, key=lambda e: e["mean"] / e["standard_error"])
     hint = largest["mean"] / largest["standard_error"] > 1.5
-    glue_md("judged_hint", f"; the larger, {100 * largest['mean']:+.1f} points, is a hint "
-            f"that {pairs} pairs cannot confirm" if hint else "")
+    glue_md("judged_hint", f"The larger, {100 * largest['mean']:+.1f} points, is a hint "
+            f"that {pairs} pairs cannot confirm." if hint else "")
     glue_md("judged_hint_zh", f"较大的 {100 * largest['mean']:+.1f} 个百分点是一个迹象，"
             f"但 {pairs} 对影评还不足以证实它。" if hint else "")
     tuned_run = GPT_CPU_SENTIMENT.read(results)
