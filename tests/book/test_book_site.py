@@ -320,14 +320,15 @@ def test_a_page_is_keyed_on_the_book_modules_it_imports_and_the_records_it_reads
     before = keys()
     reader = root / "scratchbook" / "src" / "scratchbook" / "records" / "gap.py"
     reader.write_text(reader.read_text() + "\n# an edit\n")
-    assert changed(before) == ["book/11_training.md"]
+    assert changed(before) == ["book/experiments_11.md"]
     before = keys()
     record = root / "book" / "results" / "gpt_kv_cache.json"
     record.write_text(record.read_text().replace('"rows"', '"rows" ', 1))
-    assert changed(before) == ["book/12_gpt.md", "book/running.md"], "the appendix quotes it too"
+    assert changed(before) == ["book/12_gpt.md", "book/experiments_12.md", "book/running.md"], (
+        "the appendices quote it too")
     before = keys()
     (root / "book" / "results" / "gpt_cpu_sampling" / "greedy.json").write_text("{}")
-    assert changed(before) == ["book/12_gpt.md"], "a record in a folder of records"
+    assert changed(before) == ["book/12_gpt.md", "book/experiments_12.md"], "a folder of records"
     before = keys()
     diagrams = root / "scratchbook" / "src" / "scratchbook" / "diagrams.py"
     diagrams.write_text(diagrams.read_text() + "\n# an edit\n")
