@@ -48,6 +48,10 @@ spans two lines, with `code` and $x$.
 Inside a note.
 ```
 
+A term of two words
+: Its definition,
+  on two lines.
+
 Nobody translated this."""
 
 CATALOGUE = {
@@ -56,6 +60,7 @@ CATALOGUE = {
     "An item.": "一项。", "Another item on two lines.": "另一项，占两行。",
     "name": "名称", "number of tokens": "词元数",
     "Inside a note.": "注释里的文字。",
+    "A term of two words": "两个词的术语", "Its definition, on two lines.": "它的定义，占两行。",
 }
 
 
@@ -75,6 +80,9 @@ def test_a_markdown_cell_is_translated_message_by_message_and_keeps_its_markup()
 ```{note}
 注释里的文字。
 ```
+
+两个词的术语
+: 它的定义，占两行。
 
 Nobody translated this."""
 

@@ -125,19 +125,21 @@ def markdown_parser():  # -> markdown_it.MarkdownIt, as MyST reads the book's pa
 
 
 def translated_markdown(text: str, translate: Callable[[str], str | None]) -> str:
-    """`text` (a Markdown cell) with each paragraph, heading, list item and table cell that
+    """`text` (a Markdown cell) with each paragraph, heading, list item, definition term and table cell that
     `translate` knows replaced by its translation, on one line, after the markers it had
     (`## `, `- `, `1. `, `> `); a table row is written again cell by cell."""
     lines = text.split("\n")
     tokens = markdown_parser().parse(text)
     replacements: list[tuple[int, int, list[str]]] = []
     for index, token in enumerate(tokens):
-        if token.type in ("paragraph_open", "heading_open") and token.map:
+        if token.type in ("paragraph_open", "heading_open", "dt_open") and token.map:
             content = tokens[index + 1].content
             translation = translate(message_of(content))
             if translation is None:
                 continue
             start, end = token.map
+            if token.type == "dt_open":  # a definition's term: its one line (its map is empty)
+                end = start + 1
             first = content.split("\n")[0]
             column = lines[start].find(first)
             prefix = lines[start][:column] if column >= 0 else ""
