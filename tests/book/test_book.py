@@ -498,7 +498,7 @@ def test_no_plotting_code_is_shown(html_dir: Path, page: str) -> None:
 def image_alt_problems(html_dir: Path, page: str) -> list[str]:
     """What is wrong with the alt text of each `<img>` of a page: none, empty, or a file path
     (MyST-NB's default when a cell's options give none)."""
-    from test_conventions import alt_text_problem
+    from book.cell_conventions import alt_text_problem
 
     problems = []
     for image in (e for e in page_tree(html_dir / page).walk() if e.tag == "img"):
