@@ -137,6 +137,57 @@ def test_a_failing_cell_is_named_by_its_chapter_line(tmp_path: Path) -> None:
     assert run_export(root, "--run-chapter", "7").returncode == 2
 
 
+FAILING_INSIDE = """
+# A chapter
+
+## Dividing
+
+```{code-cell} ipython3
+def spread(x):
+    y = x + 1
+    return 1 / (y - y)
+```
+
+Some prose between the two cells.
+
+```{code-cell} ipython3
+first = 1
+second = 2
+third = 3
+result = spread(first)
+```
+"""
+
+
+def test_each_frame_of_a_failing_cell_is_named_by_its_own_cells_line(tmp_path: Path) -> None:
+    """The error is raised in a function an earlier cell defines: its frame `Cell In[1], line 3`
+    is that cell's line 3, not line 3 of the cell that failed."""
+    root = make_book(tmp_path, {"a": chapter(FAILING_INSIDE)})
+    book.export(root)
+    lines = (root / "book" / "a.md").read_text().split("\n")
+    raising, calling = lines.index("    return 1 / (y - y)") + 1, lines.index("result = spread(first)") + 1
+    fence = lines.index("first = 1")  # the line above it, counted from 1
+    result = run_export(root, "--run-chapter", "book/a.md")
+    assert result.returncode == 1
+    assert f"Cell In[1], line 3 [book/a.md:{raising}]" in result.stdout, result.stdout
+    assert f"Cell In[2], line 4 [book/a.md:{calling}]" in result.stdout, result.stdout
+    assert (f"chapter: book/a.md:{raising}: the cell that starts at line {fence} fails at line {calling}, in code "
+            f"defined at line {raising}: ZeroDivisionError") in result.stdout, result.stdout
+    assert "without encryption" not in result.stdout + result.stderr, "the kernel's log is not the chapter's"
+    assert "src/ is out of date" not in result.stdout
+
+
+def test_make_chapter_warns_when_src_is_out_of_date(tmp_path: Path) -> None:
+    root = make_book(tmp_path, {"a": chapter(CELL_A)})
+    book.export(root)
+    md = root / "book" / "a.md"
+    md.write_text(md.read_text().replace("return a + b", "return a + b + 1"))
+    result = run_export(root, "--run-chapter", "book/a.md")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert ("warning: src/ is out of date (src/scratchformer/demo.py differs from the chapters): where the chapter "
+            "imports from scratchformer it gets the old code. Run `make export` first.") in result.stdout
+
+
 def test_where_on_a_traceback_through_no_generated_module_names_what_the_test_checks(tmp_path: Path) -> None:
     root = make_book(tmp_path, {"a": chapter(CELL_A)})
     book.export(root)
