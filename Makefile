@@ -111,13 +111,13 @@ linkcheck: export mathjax
 test: check mathjax browser
 	@status=0; book_log=$$(mktemp); \
 	echo "make test: the book is built and its tests run beside the other tests"; \
-	$(BIN)/python -m pytest -q -ra -p no:cacheprovider -m "book and not browser and not timing" \
+	$(BIN)/python -m pytest -q -rfE -p no:cacheprovider -m "book and not browser and not timing" \
 		--durations=10 >"$$book_log" 2>&1 & book=$$!; \
-	nice -n 10 $(BIN)/python -m pytest -q -ra -m "not book and not timing" -n $(TEST_WORKERS) \
+	nice -n 10 $(BIN)/python -m pytest -q -rfE -m "not book and not timing" -n $(TEST_WORKERS) \
 		--durations=10 || status=1; \
 	wait $$book || status=1; \
 	echo "make test: the book and the tests that read it"; cat "$$book_log"; rm -f "$$book_log"; \
-	$(BIN)/python -m pytest -q -ra -m "browser and not timing" --durations=5 || status=1; \
+	$(BIN)/python -m pytest -q -rfE -m "browser and not timing" --durations=5 || status=1; \
 	exit $$status
 
 # On a quiet machine of the recorded kind: do the speed-ups the book quotes still hold here? A
@@ -131,7 +131,7 @@ timings: venv
 # CPU, so about 2½ minutes on two idle cores (see README, "Timings"); it prints its wall time.
 test-fast: check
 	@start=$$(date +%s); \
-	$(BIN)/python -m pytest -q -ra -m "not book and not slow and not timing" -n $(TEST_WORKERS); status=$$?; \
+	$(BIN)/python -m pytest -q -rfE -m "not book and not slow and not timing" -n $(TEST_WORKERS); status=$$?; \
 	echo "make test-fast: the tests took $$(( $$(date +%s) - start )) s of wall time"; exit $$status
 
 bench: venv

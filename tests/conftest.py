@@ -45,6 +45,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.browser)
 
 
+def pytest_terminal_summary(terminalreporter) -> None:
+    """The skipped tests in one line, counted by reason (`197 skipped: 196 no CUDA device on this
+    machine, 1 ...`): `make test` and `make prepare` list failures (`-rfE`), not the expected skips."""
+    skipped = terminalreporter.stats.get("skipped", [])
+    reasons: dict[str, int] = {}
+    for report in skipped:
+        why = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        why = why.removeprefix("Skipped: ")
+        reasons[why] = reasons.get(why, 0) + 1
+    if reasons:
+        counted = sorted(reasons.items(), key=lambda item: -item[1])
+        terminalreporter.write_line(f"{len(skipped)} skipped: " + ", ".join(f"{n} {why}" for why, n in counted))
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> object:
     """A failure names the chapter lines behind it: each generated line its traceback runs through,

@@ -207,11 +207,39 @@ def test_where_on_a_traceback_through_no_generated_module_names_what_the_test_ch
     assert "nothing to map to a chapter" in where("Traceback: something else\n")
 
 
-def test_prepare_runs_every_step_and_lists_every_failure(tmp_path: Path) -> None:
+PREPARED_TESTS = """import pytest
+
+LONG = "a reason longer than any terminal line: " + "every word of it matters " * 12
+
+
+def test_add():
+    assert 1 + 2 == 4
+
+
+def test_long_reason():
+    assert not LONG, LONG
+
+
+@pytest.mark.parametrize("device", ["cuda:0", "cuda:1"])
+def test_on_a_gpu(device):
+    pytest.skip("no CUDA device on this machine")
+
+
+def test_without_data():
+    pytest.skip("no IMDB")
+
+
+@pytest.mark.parametrize("n", range(30))
+def test_passes(n):
+    assert n >= 0
+"""
+
+
+def test_prepare_runs_every_step_and_lists_every_failure_in_full(tmp_path: Path) -> None:
     root = make_book(tmp_path, {"a": chapter(CELL_A)})
     book.export(root)
     (root / "tests").mkdir()
-    (root / "tests" / "test_a.py").write_text("def test_add():\n    assert 1 + 2 == 4\n")
+    (root / "tests" / "test_a.py").write_text(PREPARED_TESTS)
     for command in (["init", "-q"], ["add", "-A"],
                     ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base"]):
         subprocess.run(["git", "-C", str(root), *command], check=True, capture_output=True)
@@ -222,6 +250,37 @@ def test_prepare_runs_every_step_and_lists_every_failure(tmp_path: Path) -> None
     summary = result.stdout[result.stdout.index("prepare: 3 steps failed:"):]
     line = md.read_text().split("\n").index("add(1, undefined_name)") + 1
     assert "- check:" in summary and f"book/a.md:{line}: undefined name 'undefined_name'" in summary
-    assert "- fast tests:" in summary and "FAILED tests/test_a.py::test_add" in summary
+    assert ("- fast tests (2 failed, 30 passed, 3 skipped: 2 no CUDA device on this machine, 1 no IMDB):"
+            in summary), summary
+    assert "tests/test_a.py::test_add\n" in summary and "assert (1 + 2) == 4" in summary
+    long_reason = "a reason longer than any terminal line: " + "every word of it matters " * 12
+    assert "tests/test_a.py::test_long_reason" in summary and long_reason.strip() in summary, summary
     assert "- chapter book/a.md:" in summary and f"book/a.md:{line}: the cell that starts at" in summary
     assert "=== prepare: export: ok" in result.stdout
+    assert "SKIPPED" not in result.stdout, "the expected skips are counted, not listed"
+    assert "3 skipped: 2 no CUDA device on this machine, 1 no IMDB" in result.stdout
+
+
+def test_prepare_shows_a_steps_output_as_it_comes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The step waits for a file that only the line it printed first makes appear: without streaming,
+    it would wait in vain (and say so)."""
+    from book import prepare
+
+    signal = tmp_path / "seen"
+    script = ("import pathlib, sys, time\nprint('first line', flush=True)\n"
+              f"for _ in range(300):\n    if pathlib.Path({str(signal)!r}).exists():\n"
+              "        print('the first line was shown while the step ran'); sys.exit(0)\n    time.sleep(0.1)\n"
+              "print('the first line was held back until the step ended')\n")
+
+    class Screen:
+        def write(self, text: str) -> None:
+            if "first line" in text:
+                signal.touch()
+
+        def flush(self) -> None:
+            pass
+
+    monkeypatch.setattr(sys, "stdout", Screen())
+    status, lines = prepare.stream([sys.executable, "-c", script], tmp_path)
+    monkeypatch.undo()
+    assert status == 0 and lines[-1] == "the first line was shown while the step ran", lines

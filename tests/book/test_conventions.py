@@ -198,7 +198,7 @@ def test_an_upward_import_a_module_outside_the_layers_and_a_circle_are_named(tmp
     (package / "models" / "bert.py").write_text("def f():\n    from scratchformer.nn import attention\n")
     (package / "odd" / "thing.py").write_text("")
     problems = layers.layer_problems(tmp_path)
-    assert problems[0].startswith("src/scratchformer/odd: scratchformer.odd is in no layer")
+    assert problems[0].startswith("src/scratchformer/odd/__init__.py: scratchformer.odd is in no layer")
     assert any(p.startswith("scratchformer.nn.attention (layer 1) imports scratchformer.models.bert (layer 3)")
                for p in problems), problems
     (circle,) = layers.import_circles(tmp_path)

@@ -49,15 +49,22 @@ def layer_of(module: str) -> int | None:
     return next((i for i, layer in enumerate(LAYERS) if package in layer), None)
 
 
-def module_file(module: str) -> str:
-    return "src/" + module.replace(".", "/") + ".py"
+def module_files(root: Path) -> dict[str, str]:
+    """Each module of the package -> its file, relative to the root."""
+    package = root / "src" / "scratchformer"
+    found = {}
+    for path in package.rglob("*.py"):
+        parts = path.relative_to(package.parent).with_suffix("").parts
+        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path.relative_to(root).as_posix()
+    return found
 
 
 def layer_problems(root: Path) -> list[str]:
     """Modules in no layer, and imports that run up or sideways between layers."""
     graph = package_imports(root)
-    problems = [f"src/{m.replace('.', '/')}: {m} is in no layer of the package. Fix: put it in a sub-package "
-                "of a layer, or add its folder to LAYERS in tools/book/layers.py"
+    files = module_files(root)
+    problems = [f"{files[m]}: {m} is in no layer of the package. Fix: put it in a sub-package of a layer, or "
+                "add its folder to LAYERS in tools/book/layers.py"
                 for m in sorted(graph) if m not in OUTSIDE_LAYERS and layer_of(m) is None]
     for module, targets in sorted(graph.items()):
         if module in OUTSIDE_LAYERS or layer_of(module) is None:
