@@ -56,16 +56,19 @@ imdb: venv
 export: venv
 	$(BIN)/python tools/export.py $(EXPORT_FLAGS)
 
-# One pass that lists every problem, then fails (after the translated pages' coverage, which it
-# reports): a catalogue that breaks the Chinese edition's typography or glossary
-# (locales/zh_CN/GLOSSARY.md), src/ out of date, notebooks out of step with
-# their chapters, stray pages in book/, a leftover notebook pairing, a generated module that does
-# not import, undefined names in src/, tests/, benchmarks/, scratchbook/ and tools/ (pyflakes). A few seconds.
+# One pass that lists every problem, then fails: a translated page whose English changed since
+# its catalogue (each message named; `make translations` then lists them whole) and a catalogue
+# that breaks the Chinese edition's typography or glossary (locales/zh_CN/GLOSSARY.md), with each
+# translated page's coverage; src/ out of date, notebooks out of step with their chapters, stray
+# pages in book/, a leftover notebook pairing, every convention of the book (tools/book/conventions.py:
+# code width, alt text, map, summary, exercises, ...), a generated module that does not import,
+# undefined names in the chapters' cells, src/, tests/, benchmarks/, scratchbook/ and tools/
+# (pyflakes). Seconds; the first run in a fresh clone reads the translated pages once (Sphinx's
+# gettext extraction, about 15 s of CPU), later runs only the pages that changed.
 # `.venv/bin/python tools/export.py --where src/scratchformer/<module>.py:<line>` names the
 # chapter line a generated line comes from.
 check: venv
-	$(BIN)/python tools/translations.py coverage
-	@status=0; $(BIN)/python tools/translations.py typography || status=1; \
+	@status=0; $(BIN)/python tools/translations.py check || status=1; \
 	$(BIN)/python tools/export.py --check || status=1; exit $$status
 
 # One chapter's code cells, run against the current package without building the book:
@@ -91,9 +94,10 @@ book: export mathjax
 	$(BIN)/python tools/translations.py build
 	@echo "The book is in _build/html/index.html, the Chinese edition in _build/html/zh/index.html"
 
-# After an English edit: the catalogues of the translated pages in step with it, and the
-# messages that need translating (the pages are read, not run: seconds, not minutes).
-# START=book/10_bert starts translating a page.
+# After an English edit: the catalogues of the translated pages in step with it (only those whose
+# messages changed are written, and only their changed entries, a changed one marked fuzzy with
+# its old English as `#| msgid`), and every message that needs translating, whole (a changed one as
+# a word diff). The pages are read, not run: seconds, not minutes. START=book/10_bert starts a page.
 translations: venv
 	$(BIN)/python tools/translations.py update $(if $(START),--start $(START))
 

@@ -4,6 +4,7 @@ chapter scaffold, one chapter run alone, and `--where -` on a traceback through 
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -30,11 +31,16 @@ def section(text: str, heading: str) -> str:
 
 
 @pytest.mark.slow  # a minute: `make prepare` on a copy of the repository; `make test` runs it
-def test_a_scaffolded_chapter_passes_every_check_and_make_prepare(tmp_path: Path) -> None:
+def test_a_scaffolded_chapter_passes_every_check_and_its_line_in_the_intro_needs_translating(tmp_path: Path) -> None:
     """On a copy of the repository committed to git, so that the new chapter is the change that
     `make prepare` runs alone. Its fast-test step runs the copy's tests: one, that the package
-    imports with the new chapter in the book (the repository's own suite runs in `make test-fast`)."""
+    imports with the new chapter in the book (the repository's own suite runs in `make test-fast`).
+    The scaffold links the chapter from the introduction, a translated page: its translation step
+    names that line, which the Chinese catalogue lacks (it used to report the page 100% translated)."""
     root = copy_repo(tmp_path)
+    for name in ("locales", "_templates"):
+        shutil.copytree(ROOT / name, root / name)
+    shutil.copy(ROOT / "_config.yml", root / "_config.yml")
     (root / "tests").mkdir()
     (root / "tests" / "test_package_imports.py").write_text(
         "import scratchformer\n\n\ndef test_the_package_imports():\n    assert scratchformer.__name__\n")
@@ -42,18 +48,24 @@ def test_a_scaffolded_chapter_passes_every_check_and_make_prepare(tmp_path: Path
                     ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base"]):
         subprocess.run(["git", "-C", str(root), *command], check=True, capture_output=True)
     number = len(book.numbered_chapters(root)) + 1
-    written = new_chapter(root, number, "sketch", "A sketch")
+    result = run_export(root, "new-chapter", str(number), "sketch", "A sketch")
     path = f"book/{number:02d}_sketch.md"
-    assert [p.relative_to(root).as_posix() for p in written] == [path, "_toc.yml", "book/intro.md"]
+    assert result.returncode == 0 and f"wrote {path}\nwrote _toc.yml\nwrote book/intro.md\n" in result.stdout
+    assert "its new line needs translating in locales/zh_CN/LC_MESSAGES/book/intro.po" in result.stdout
     assert book.numbered_chapters(root)[-1] == path
     assert convention_problems(root) == []  # every convention of book.conventions
     result = run_export(root, "--prepare")
-    assert result.returncode == 0, result.stdout[-3000:]
+    assert result.returncode == 1, result.stdout[-3000:]
     for step in ("export", "check", "fast tests"):
         assert f"=== prepare: {step}: ok" in result.stdout, result.stdout[-3000:]
     assert "1 passed" in result.stdout
     assert f"=== prepare: chapters changed since HEAD: book/intro.md, {path}\n" in result.stdout
-    assert f"=== prepare: {path}: ran" in result.stdout and "prepare: every step passed" in result.stdout
+    assert f"=== prepare: {path}: ran" in result.stdout
+    summary = result.stdout[result.stdout.index("prepare: 1 step failed:"):]
+    assert "- translations:" in summary
+    line = f"**A sketch.** Say in a sentence what the chapter builds. ([Chapter {number}]({number:02d}_sketch.md))"
+    assert f"locales/zh_CN/LC_MESSAGES/book/intro.po: missing (English the catalogue does not have yet" in summary
+    assert line in summary, summary[-3000:]
 
 
 def scaffolded_small_book(tmp_path: Path) -> tuple[Path, str]:

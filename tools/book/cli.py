@@ -115,6 +115,11 @@ def new_chapter_command(argv: list[str]) -> int:
     for path in written:
         print(f"wrote {path.relative_to(args.root).as_posix()}")
     print(f"Now write the chapter; `make check` and `make chapter N={args.number}` check it as you go.")
+    translated = sorted(args.root.glob("locales/*/LC_MESSAGES/book/intro.po"))
+    for catalogue in translated:
+        print(f"book/intro.md is translated: its new line needs translating in "
+              f"{catalogue.relative_to(args.root).as_posix()} (`make translations` adds it; `make check` "
+              "names it until then)")
     return 0
 
 

@@ -1,7 +1,8 @@
 """`make prepare`: everything a change needs before it is committed, in one command.
 
-Export the chapters, check the book (`--check`: src/ in step, notebooks, conventions, names in
-the chapters, the package, the tests, the translations), run the fast tests (`make test-fast`'s
+Export the chapters, check the book as `make check` does (`--check`: src/ in step, notebooks,
+conventions, names in the chapters, the package, the tests; then the translated pages'
+catalogues against their English), run the fast tests (`make test-fast`'s
 selection), and run each chapter that differs from git's HEAD (or is new) alone, as `make
 chapter` does. Every step runs even when an earlier one failed, and its output is shown as it
 comes. The expected skips (a CUDA test on a machine without CUDA) are counted in one line, not
@@ -25,6 +26,7 @@ from book.cells import toc_chapters
 from book.run import run_chapter
 
 TOOL = Path(__file__).resolve().parents[1] / "export.py"
+TRANSLATIONS = TOOL.with_name("translations.py")
 FAST_TESTS = "not book and not slow and not timing"
 
 
@@ -133,6 +135,7 @@ def prepare(root: Path) -> int:
     failures: list[tuple[str, list[str]]] = []
     step("export", [python, str(TOOL), "--root", str(root)], root, failures)
     step("check", [python, str(TOOL), "--check", "--root", str(root)], root, failures)
+    step("translations", [python, str(TRANSLATIONS), "--root", str(root), "check"], root, failures)
     tests_step(root, workers, failures)
     chapters = changed_chapters(root)
     print(f"\n=== prepare: chapters changed since HEAD: {', '.join(chapters) or 'none'}", flush=True)
