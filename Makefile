@@ -13,17 +13,25 @@ JUPYTER_BOOK := $(BIN)/jupyter-book build --warningiserror --keep-going
 export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 
-.PHONY: venv mathjax browser export check chapter prepare book translations linkcheck test test-fast timings bench clean imdb gpu-check
+.PHONY: venv lab mathjax browser export check chapter prepare book translations linkcheck test test-fast timings bench clean imdb gpu-check
 
 venv: $(VENV)/.installed
 
 # The library with every extra, and beside it the book's own package (scratchbook/: its records,
-# pages and diagrams), which is never part of the library's wheel.
-$(VENV)/.installed: pyproject.toml scratchbook/pyproject.toml constraints.txt
+# pages and diagrams), which is never part of the library's wheel. JupyterLab with jupytext opens
+# a chapter as a notebook (`make lab`); the hook in tools/jupyter/scratchbook.json keeps the
+# chapter's own text wherever a save from Jupyter changed nothing (scratchbook.notebook_saves).
+$(VENV)/.installed: pyproject.toml scratchbook/pyproject.toml constraints.txt tools/jupyter/scratchbook.json
 	$(PYTHON) -m venv $(VENV)
 	$(PIP_INSTALL) --upgrade pip
 	$(PIP_INSTALL) -e ".[book,test,data,bench]" -e ./scratchbook
+	install -D -m 644 tools/jupyter/scratchbook.json $(VENV)/etc/jupyter/jupyter_server_config.json
 	touch $@
+
+# A chapter as a notebook: JupyterLab, where a chapter (book/NN_topic.md) opens with
+# "Open With > Jupytext Notebook" and saves straight back to the .md.
+lab: venv
+	$(BIN)/jupyter lab book/
 
 # MathJax, served by the book itself (version pinned in package.json).
 mathjax: node_modules/mathjax/package.json
