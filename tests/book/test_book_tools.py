@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
-from test_export import CELL_A, chapter, copy_repo, make_book, make_numbered_book, run_check, run_export
+from support import ROOT
+from support.scratch import CELL_A, chapter, copy_repo, make_book, make_numbered_book, run_check, run_export
 
 sys.path.insert(0, str(ROOT / "tools"))
 import book  # noqa: E402
@@ -64,7 +64,7 @@ def test_a_scaffolded_chapter_passes_every_check_and_its_line_in_the_intro_needs
     summary = result.stdout[result.stdout.index("prepare: 1 step failed:"):]
     assert "- translations:" in summary
     line = f"**A sketch.** Say in a sentence what the chapter builds. ([Chapter {number}]({number:02d}_sketch.md))"
-    assert f"locales/zh_CN/LC_MESSAGES/book/intro.po: missing (English the catalogue does not have yet" in summary
+    assert "locales/zh_CN/LC_MESSAGES/book/intro.po: missing (English the catalogue does not have yet" in summary
     assert line in summary, summary[-3000:]
 
 

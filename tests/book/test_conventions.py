@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
-from test_export import copy_repo, run_check
+from support import ROOT
+from support.scratch import copy_repo, run_check
 
 sys.path.insert(0, str(ROOT / "tools"))
 import book  # noqa: E402
@@ -85,7 +85,7 @@ def add_last_chapter(root: Path, name: str, text: str) -> int:
 def repository(tmp_path: Path) -> Path:
     """A copy of the repository, with the test file that lists the glued numbers."""
     root = copy_repo(tmp_path)
-    (root / "tests" / "book").mkdir(parents=True)
+    (root / conventions.EXPECTED_IN_HTML).parent.mkdir(parents=True)
     (root / conventions.EXPECTED_IN_HTML).write_text((ROOT / conventions.EXPECTED_IN_HTML).read_text())
     return root
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, ZH_DIR
-from test_book import book_pages
+from support import ROOT, ZH_DIR
+from support.pages import book_pages
 
 sys.path.insert(0, str(ROOT / "tools"))
 import translations  # noqa: E402

@@ -24,8 +24,8 @@ import nbformat
 import pytest
 from jupytext.config import load_jupytext_configuration_file
 
-from conftest import ROOT
-from test_export import CELL_A, chapter, commit, make_book, run_check, run_export, write_notebook
+from support import ROOT
+from support.scratch import CELL_A, chapter, commit, make_book, run_check, run_export, write_notebook
 
 sys.path.insert(0, str(ROOT / "tools"))
 import book  # noqa: E402

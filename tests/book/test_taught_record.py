@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from support import ROOT
 from scratchbook.record import RecordError
 from scratchformer.measure.statistics import paired_difference
 from scratchbook.records.taught import (SHORT_TEXTS, blocks_figures,

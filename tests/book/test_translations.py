@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import ROOT, ZH_DIR, book_environment
-from test_book import book_pages
+from support import ROOT, ZH_DIR, book_environment
+from support.pages import book_pages
 
 sys.path.insert(0, str(ROOT / "tools"))
 import translations  # noqa: E402

@@ -12,7 +12,7 @@ import pytest
 from markdown_it import MarkdownIt
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
-from conftest import ROOT
+from support import ROOT
 
 sys.path.insert(0, str(ROOT / "tools"))
 import translations  # noqa: E402

@@ -34,8 +34,8 @@ from typing import Any
 import pytest
 import torch
 
-from conftest import ROOT, ZH_DIR
-from test_browser import SCREENSHOTS, SITE_REQUESTS, QuietHandler, browser, serve, site  # noqa: F401 - fixtures
+from support import ROOT, ZH_DIR
+from support.browser import SCREENSHOTS, SITE_REQUESTS, QuietHandler, serve
 
 pytest.importorskip("onnx", reason="the web extra is not installed: pip install '.[web]'")
 sys.path.insert(0, str(ROOT / "tools"))

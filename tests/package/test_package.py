@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from support import ROOT
 
 sys.path.insert(0, str(ROOT / "tools"))
 import book  # noqa: E402

@@ -30,7 +30,7 @@ from scratchformer.models.pretraining import BertForMaskedLM, mask_tokens, maske
 from scratchformer.tokenize.bpe import BPETokenizer
 from scratchformer.train.pretrain import PretrainConfig
 
-from command_line import cli, installed_cli, refused
+from support.runs import cli, installed_cli, refused
 
 THREADS = ["--threads", "1", "--no-progress", "--device", "cpu"]
 

@@ -19,7 +19,7 @@ import pytest
 
 import scratchformer.cli.session as session
 from scratchformer.runs.folders import SET_ASIDE, reader_command
-from command_line import cli, refused
+from support.runs import cli, refused
 
 TINY = ["--config", "tiny", "--device", "cpu", "--no-progress", "--threads", "1"]
 

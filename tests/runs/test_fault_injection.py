@@ -22,9 +22,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from test_bert_imdb import toy_reviews, write_jsonl
-from command_line import installed_cli, refused
-from test_failures import timeless
+from support.runs import installed_cli, refused, timeless
+from support.toy import toy_reviews, write_jsonl
 
 WRAPPER = '''
 import signal, sys, time

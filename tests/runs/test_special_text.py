@@ -22,9 +22,9 @@ from scratchformer.models.pretraining import bert_special_ids
 from scratchformer.tokenize.bpe import BPETokenizer
 from scratchformer.tokenize.gpt2_files import END_OF_TEXT
 from scratchformer.train.pretrain import encode_labelled
-from command_line import cli
+from support.runs import cli
 
-from conftest import toy_texts
+from support.toy import toy_texts
 
 TINY = ["--config", "tiny", "--device", "cpu", "--no-progress", "--threads", "1"]
 WRITTEN = ["[PAD]", "[MASK]", "[CLS]", "[SEP]", "<|endoftext|>", "<|positive|>"]

@@ -19,7 +19,7 @@ conventions of a chapter's structure and of what it says about the package:
 - every module has a docstring (`export_doc:` in a chapter feeding it), and every exported
   function and class says where it is taught (the exporter ends its docstring with the line);
 - a page that glues numbers into its prose has them checked in the built HTML
-  (`EXPECTED_IN_HTML` in tests/book/test_book.py); on the pages of `SHORT_SENTENCES`, no
+  (`EXPECTED_IN_HTML` in tests/support/pages.py); on the pages of `SHORT_SENTENCES`, no
   sentence carries more than three glued values (a reader holds three figures, not thirteen);
 - on every page, no interval of "two standard errors": with the few seeds a run here has, it
   is not a 95% interval (three seeds make it an 82% one); a difference's interval is the
@@ -348,7 +348,7 @@ def taught_in(root: Path, modules) -> list[str]:
 
 
 GLUE_ROLE = re.compile(r"\{glue(:[a-z]+)?\}`")
-EXPECTED_IN_HTML = "tests/book/test_book.py"
+EXPECTED_IN_HTML = "tests/support/pages.py"
 
 
 def expected_in_html(root: Path) -> dict[str, int] | None:
