@@ -1,7 +1,7 @@
 """Shared fixtures: every numeric test runs on each available device; the book is built once.
 
 The helpers the tests share are in tests/support/ (`from support import ROOT`; pyproject.toml puts
-tests/ on pytest's path); no test file imports another.
+tests/ and tools/ on pytest's path); no test file imports another or changes sys.path.
 """
 
 from __future__ import annotations
@@ -58,9 +58,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> objec
     if not report.failed or call.when != "call":
         return
     text = str(report.longrepr)
-    sys.path.insert(0, str(ROOT / "tools"))
     try:
-        import book
+        import book  # tools/ is on the tests' path (pyproject.toml)
         from book.where import tested_places
 
         places = sorted({(m.group("path")[m.group("path").index("src/"):], int(m.group("line")))
@@ -76,8 +75,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> objec
             mapped = tested_places(ROOT, text + (f"\n{crash.path}:{crash.lineno}" if crash else ""))
     except Exception as err:  # a chapter that does not export: say so, do not hide the failure
         title, mapped = "chapter lines", [f"(cannot map the failure to chapters: {err})"]
-    finally:
-        sys.path.remove(str(ROOT / "tools"))
     if mapped:
         report.sections.append((title, "\n".join(mapped)))
 

@@ -19,9 +19,8 @@ import yaml
 from support import ROOT
 from support.pages import EXPECTED_IN_HTML, STAND_IN_WARNING, book_pages, chapter_pages, expected_numbers
 
-sys.path.insert(0, str(ROOT / "tools"))
-import book  # noqa: E402
-from book import notebooks, static, weight  # noqa: E402
+import book
+from book import notebooks, static, weight
 
 
 def visible_text(page: Path) -> str:

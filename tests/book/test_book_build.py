@@ -20,8 +20,7 @@ import yaml
 
 from support import ROOT, book_environment
 
-sys.path.insert(0, str(ROOT / "tools"))
-from book.parallel import execution_jobs  # noqa: E402
+from book.parallel import execution_jobs
 from support.scratch import FRONT as CHAPTER_FRONT
 
 pytestmark = pytest.mark.book

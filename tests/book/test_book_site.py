@@ -19,11 +19,8 @@ from IPython.core.inputtransformer2 import TransformerManager
 from support import ROOT
 from support.scratch import CELL_A, chapter, make_book
 
-sys.path.insert(0, str(ROOT / "tools"))
-from book import bibliography, execution, static, weight  # noqa: E402
-import book  # noqa: E402
-from book import notebooks  # noqa: E402
-from book import reference  # noqa: E402
+import book
+from book import bibliography, execution, notebooks, reference, static, weight
 
 REPO = "https://github.com/scratchformer/scratchformer"
 

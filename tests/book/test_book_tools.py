@@ -14,11 +14,10 @@ import pytest
 from support import ROOT
 from support.scratch import CELL_A, chapter, copy_repo, make_book, make_numbered_book, run_check, run_export
 
-sys.path.insert(0, str(ROOT / "tools"))
-import book  # noqa: E402
-from book.conventions import convention_problems  # noqa: E402
-from book.run import run_chapter  # noqa: E402
-from book.scaffold import new_chapter  # noqa: E402
+import book
+from book.conventions import convention_problems
+from book.run import run_chapter
+from book.scaffold import new_chapter
 
 INTRO = "# Intro\n\n## The 1,000-foot view\n\n1. **Adding.** ([Chapter 1](a.md))\n\n## What you need to know\n"
 

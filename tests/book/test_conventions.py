@@ -4,7 +4,6 @@ and line, the rule and the fix."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,9 +11,8 @@ import pytest
 from support import ROOT
 from support.scratch import copy_repo, run_check
 
-sys.path.insert(0, str(ROOT / "tools"))
-import book  # noqa: E402
-from book import cell_conventions, conventions, layers  # noqa: E402
+import book
+from book import cell_conventions, conventions, layers
 
 
 def test_the_book_keeps_every_convention() -> None:

@@ -20,8 +20,7 @@ from support import ROOT
 from support.scratch import (CELL_A, chapter, commit, copy_repo, make_book, make_numbered_book, run_check,
                              run_export, write_notebook)
 
-sys.path.insert(0, str(ROOT / "tools"))
-import book  # noqa: E402
+import book
 
 CELL_B = """
 # B chapter
@@ -1168,7 +1167,7 @@ def failing_tests(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         f"from {block.module} import {name}\n\n\ndef test_value():\n    assert {name} is None\n")
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "conftest", "-p", "no:cacheprovider", str(folder)],
-        capture_output=True, text=True, cwd=folder, env={**os.environ, "PYTHONPATH": str(ROOT / "tests")})
+        capture_output=True, text=True, cwd=folder, env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), str(ROOT / "tools")])})
     assert result.returncode == 1, result.stdout[-3000:]
     reports = re.split(r"^_{3,} (test_\w+) _{3,}$", result.stdout, flags=re.M)
     found = dict(zip(reports[1::2], reports[2::2]))

@@ -27,9 +27,8 @@ from jupytext.config import load_jupytext_configuration_file
 from support import ROOT
 from support.scratch import CELL_A, chapter, commit, make_book, run_check, run_export, write_notebook
 
-sys.path.insert(0, str(ROOT / "tools"))
-import book  # noqa: E402
-from scratchbook.notebook_saves import keep_unchanged_text  # noqa: E402
+import book
+from scratchbook.notebook_saves import keep_unchanged_text
 
 CONFIG = load_jupytext_configuration_file(str(ROOT / "jupytext.toml"))
 

@@ -24,8 +24,7 @@ import yaml
 from support import ROOT, ZH_DIR, book_environment
 from support.pages import book_pages
 
-sys.path.insert(0, str(ROOT / "tools"))
-import translations  # noqa: E402
+import translations
 
 LANGUAGE = "zh_CN"
 CATALOGUES = translations.catalogues(ROOT, LANGUAGE)

@@ -1,7 +1,7 @@
 """What the tests share, imported by name (`from support import ROOT`; pyproject.toml puts
-tests/ on pytest's path): no test file imports another.
+tests/ and tools/ on pytest's path): no test file imports another or changes sys.path.
 
-- this module: the repository's root, the book's tools, the environment a book build runs in;
+- this module: the repository's root, the environment a book build runs in, a record script;
 - `support.pages`: the numbers each page glues, the pages in reading order, the translated ones;
 - `support.scratch`: scratch books and copies of the repository, and the exporter run on them;
 - `support.toy`: toy reviews and the small models and folders the package tests train on;
@@ -13,7 +13,8 @@ Fixtures are shared through tests/conftest.py (and tests/browser/conftest.py for
 
 from __future__ import annotations
 
-import importlib
+import functools
+import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -32,12 +33,21 @@ if SET_THREADS:
     os.environ["OMP_NUM_THREADS"] = "1"
 
 
-def tools(name: str) -> ModuleType:
-    """A module of the book's tooling (tools/): `tools("book")`, `tools("translations")`."""
-    folder = str(ROOT / "tools")
-    if folder not in sys.path:
-        sys.path.insert(0, folder)
-    return importlib.import_module(name)
+@functools.cache
+def record_script(name: str) -> ModuleType:
+    """The script tools/records/NAME.py as a module, to call its functions. It is loaded as
+    `python tools/records/NAME.py` runs it, its folder first on the path, so it finds the
+    scripts it imports (`paired_tests`); the folder leaves the path once it is loaded, so no
+    test's imports are resolved there."""
+    folder = str(ROOT / "tools" / "records")
+    spec = importlib.util.spec_from_file_location(f"records.{name}", ROOT / "tools" / "records" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, folder)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(folder)
+    return module
 
 
 def book_environment() -> dict[str, str]:

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import book  # tools/book, on the tests' path (pyproject.toml)
+import translations
 import yaml
 
-from support import ROOT, tools
+from support import ROOT
 
 # Chapter 4 computes the scores of "next" in "The next day is bright"; chapter 5 takes the same
 # row apart by hand, so both pages must show it.
@@ -167,7 +169,7 @@ def expected_numbers(page: str, text: str) -> list[str]:
 
 def book_pages() -> list[str]:
     """Every page of the book, as paths under `_build/html`, in `_toc.yml` order."""
-    return [Path(chapter).with_suffix(".html").as_posix() for chapter in tools("book").toc_chapters(ROOT)]
+    return [Path(chapter).with_suffix(".html").as_posix() for chapter in book.toc_chapters(ROOT)]
 
 
 def chapter_pages() -> list[str]:
@@ -178,7 +180,6 @@ def chapter_pages() -> list[str]:
 
 def catalogues(language: str = "zh_CN") -> dict[str, Path]:
     """The translated pages (docname -> catalogue) of an edition."""
-    translations = tools("translations")
     return translations.catalogues(ROOT, language)
 
 
