@@ -2,7 +2,7 @@
 a result; bad data, inputs and checkpoints get messages.
 
 Each test makes its own tiny data. The command's logic (what it writes, refuses and says) is
-run through its `main` in this process (`command_line.cli`); what only a process shows (reading
+run through its `main` in this process (`support.runs.cli`); what only a process shows (reading
 a real stdin, a memory limit, a full disk faked in a wrapper script) runs the installed
 `scratchformer` console script or a wrapper in a subprocess.
 """

@@ -5,7 +5,7 @@ A user's reviews hold those strings in the training, unlabelled and test splits;
 `train-imdb --init` from its snapshot and `train-gpt` run to their results, the token streams
 hold the strings' letters and never the special ids, and `classify` with the fine-tuned model
 labels such a text like any other. The commands run through their `main` in this process
-(`command_line.cli`).
+(`support.runs.cli`).
 """
 
 from __future__ import annotations
