@@ -13,17 +13,25 @@ JUPYTER_BOOK := $(BIN)/jupyter-book build --warningiserror --keep-going
 export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 
-.PHONY: venv mathjax browser export check chapter prepare book translations linkcheck test test-fast timings bench clean imdb gpu-check
+.PHONY: venv lab mathjax browser export check chapter prepare book translations linkcheck test test-fast timings bench clean imdb gpu-check
 
 venv: $(VENV)/.installed
 
 # The library with every extra, and beside it the book's own package (scratchbook/: its records,
-# pages and diagrams), which is never part of the library's wheel.
-$(VENV)/.installed: pyproject.toml scratchbook/pyproject.toml constraints.txt
+# pages and diagrams), which is never part of the library's wheel. JupyterLab with jupytext opens
+# a chapter as a notebook (`make lab`); the hook in tools/jupyter/scratchbook.json keeps the
+# chapter's own text wherever a save from Jupyter changed nothing (scratchbook.notebook_saves).
+$(VENV)/.installed: pyproject.toml scratchbook/pyproject.toml constraints.txt tools/jupyter/scratchbook.json
 	$(PYTHON) -m venv $(VENV)
 	$(PIP_INSTALL) --upgrade pip
 	$(PIP_INSTALL) -e ".[book,test,data,bench]" -e ./scratchbook
+	install -D -m 644 tools/jupyter/scratchbook.json $(VENV)/etc/jupyter/jupyter_server_config.json
 	touch $@
+
+# A chapter as a notebook: JupyterLab, where a chapter (book/NN_topic.md) opens with
+# "Open With > Jupytext Notebook" and saves straight back to the .md.
+lab: venv
+	$(BIN)/jupyter lab book/
 
 # MathJax, served by the book itself (version pinned in package.json).
 mathjax: node_modules/mathjax/package.json
@@ -56,16 +64,19 @@ imdb: venv
 export: venv
 	$(BIN)/python tools/export.py $(EXPORT_FLAGS)
 
-# One pass that lists every problem, then fails (after the translated pages' coverage, which it
-# reports): a catalogue that breaks the Chinese edition's typography or glossary
-# (locales/zh_CN/GLOSSARY.md), src/ out of date, notebooks out of step with
-# their chapters, stray pages in book/, a leftover notebook pairing, a generated module that does
-# not import, undefined names in src/, tests/, benchmarks/, scratchbook/ and tools/ (pyflakes). A few seconds.
+# One pass that lists every problem, then fails: a translated page whose English changed since
+# its catalogue (each message named; `make translations` then lists them whole) and a catalogue
+# that breaks the Chinese edition's typography or glossary (locales/zh_CN/GLOSSARY.md), with each
+# translated page's coverage; src/ out of date, notebooks out of step with their chapters, stray
+# pages in book/, a leftover notebook pairing, every convention of the book (tools/book/conventions.py:
+# code width, alt text, map, summary, exercises, ...), a generated module that does not import,
+# undefined names in the chapters' cells, src/, tests/, benchmarks/, scratchbook/ and tools/
+# (pyflakes). Seconds; the first run in a fresh clone reads the translated pages once (Sphinx's
+# gettext extraction, about 15 s of CPU), later runs only the pages that changed.
 # `.venv/bin/python tools/export.py --where src/scratchformer/<module>.py:<line>` names the
 # chapter line a generated line comes from.
 check: venv
-	$(BIN)/python tools/translations.py coverage
-	@status=0; $(BIN)/python tools/translations.py typography || status=1; \
+	@status=0; $(BIN)/python tools/translations.py check || status=1; \
 	$(BIN)/python tools/export.py --check || status=1; exit $$status
 
 # One chapter's code cells, run against the current package without building the book:
@@ -91,9 +102,10 @@ book: export mathjax
 	$(BIN)/python tools/translations.py build
 	@echo "The book is in _build/html/index.html, the Chinese edition in _build/html/zh/index.html"
 
-# After an English edit: the catalogues of the translated pages in step with it, and the
-# messages that need translating (the pages are read, not run: seconds, not minutes).
-# START=book/10_bert starts translating a page.
+# After an English edit: the catalogues of the translated pages in step with it (only those whose
+# messages changed are written, and only their changed entries, a changed one marked fuzzy with
+# its old English as `#| msgid`), and every message that needs translating, whole (a changed one as
+# a word diff). The pages are read, not run: seconds, not minutes. START=book/10_bert starts a page.
 translations: venv
 	$(BIN)/python tools/translations.py update $(if $(START),--start $(START))
 
@@ -111,13 +123,13 @@ linkcheck: export mathjax
 test: check mathjax browser
 	@status=0; book_log=$$(mktemp); \
 	echo "make test: the book is built and its tests run beside the other tests"; \
-	$(BIN)/python -m pytest -q -ra -p no:cacheprovider -m "book and not browser and not timing" \
+	$(BIN)/python -m pytest -q -rfE -p no:cacheprovider -m "book and not browser and not timing" \
 		--durations=10 >"$$book_log" 2>&1 & book=$$!; \
-	nice -n 10 $(BIN)/python -m pytest -q -ra -m "not book and not timing" -n $(TEST_WORKERS) \
+	nice -n 10 $(BIN)/python -m pytest -q -rfE -m "not book and not timing" -n $(TEST_WORKERS) \
 		--durations=10 || status=1; \
 	wait $$book || status=1; \
 	echo "make test: the book and the tests that read it"; cat "$$book_log"; rm -f "$$book_log"; \
-	$(BIN)/python -m pytest -q -ra -m "browser and not timing" --durations=5 || status=1; \
+	$(BIN)/python -m pytest -q -rfE -m "browser and not timing" --durations=5 || status=1; \
 	exit $$status
 
 # On a quiet machine of the recorded kind: do the speed-ups the book quotes still hold here? A
@@ -131,7 +143,7 @@ timings: venv
 # CPU, so about 2½ minutes on two idle cores (see README, "Timings"); it prints its wall time.
 test-fast: check
 	@start=$$(date +%s); \
-	$(BIN)/python -m pytest -q -ra -m "not book and not slow and not timing" -n $(TEST_WORKERS); status=$$?; \
+	$(BIN)/python -m pytest -q -rfE -m "not book and not slow and not timing" -n $(TEST_WORKERS); status=$$?; \
 	echo "make test-fast: the tests took $$(( $$(date +%s) - start )) s of wall time"; exit $$status
 
 bench: venv

@@ -1,34 +1,23 @@
-"""Shared fixtures: every numeric test runs on each available device; the book is built once."""
+"""Shared fixtures: every numeric test runs on each available device; the book is built once.
+
+The helpers the tests share are in tests/support/ (`from support import ROOT`; pyproject.toml puts
+tests/ and tools/ on pytest's path); no test file imports another or changes sys.path.
+"""
 
 from __future__ import annotations
 
 import gzip
 import json
-import os
-import random
 import subprocess
 import sys
 from pathlib import Path
 
-# One thread per process, for this process and the commands the tests start (set before torch is
-# imported, which reads it once). The tests' tensors are tiny: a second intra-op thread buys
-# nothing, and on a busy two-core machine its spin-waiting made a 300-step training of a toy
-# GPT take 130 ms a step instead of 6. Export OMP_NUM_THREADS to choose otherwise; the book
-# build (html_dir) runs with the environment as it was.
-SET_THREADS = "OMP_NUM_THREADS" not in os.environ
-if SET_THREADS:
-    os.environ["OMP_NUM_THREADS"] = "1"
+from support import ROOT, book_environment  # first: it sets one thread per process before torch
 
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
-
-# Test modules whose helpers other folders' tests import (toy data, tiny runs, scratch books, the
-# command-line runner): importable by name from anywhere under tests/, whichever file runs first.
-for folder in ("book", "package/models", "runs"):
-    if str(ROOT / "tests" / folder) not in sys.path:
-        sys.path.insert(0, str(ROOT / "tests" / folder))
+from support.toy import toy_texts  # noqa: E402
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -45,6 +34,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.browser)
 
 
+def pytest_terminal_summary(terminalreporter) -> None:
+    """The skipped tests in one line, counted by reason (`197 skipped: 196 no CUDA device on this
+    machine, 1 ...`): `make test` and `make prepare` list failures (`-rfE`), not the expected skips."""
+    skipped = terminalreporter.stats.get("skipped", [])
+    reasons: dict[str, int] = {}
+    for report in skipped:
+        why = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        why = why.removeprefix("Skipped: ")
+        reasons[why] = reasons.get(why, 0) + 1
+    if reasons:
+        counted = sorted(reasons.items(), key=lambda item: -item[1])
+        terminalreporter.write_line(f"{len(skipped)} skipped: " + ", ".join(f"{n} {why}" for why, n in counted))
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> object:
     """A failure names the chapter lines behind it: each generated line its traceback runs through,
@@ -55,9 +58,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> objec
     if not report.failed or call.when != "call":
         return
     text = str(report.longrepr)
-    sys.path.insert(0, str(ROOT / "tools"))
     try:
-        import book
+        import book  # tools/ is on the tests' path (pyproject.toml)
         from book.where import tested_places
 
         places = sorted({(m.group("path")[m.group("path").index("src/"):], int(m.group("line")))
@@ -73,8 +75,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> objec
             mapped = tested_places(ROOT, text + (f"\n{crash.path}:{crash.lineno}" if crash else ""))
     except Exception as err:  # a chapter that does not export: say so, do not hide the failure
         title, mapped = "chapter lines", [f"(cannot map the failure to chapters: {err})"]
-    finally:
-        sys.path.remove(str(ROOT / "tools"))
     if mapped:
         report.sections.append((title, "\n".join(mapped)))
 
@@ -91,17 +91,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> objec
 def device(request: pytest.FixtureRequest) -> torch.device:
     """A torch device: `cpu` always, `cuda` when one is present."""
     return torch.device(request.param)
-
-
-def book_environment() -> dict[str, str]:
-    """The environment the tests started with: the chapters run (and time) as `make book` runs them."""
-    environment = dict(os.environ)
-    if SET_THREADS:
-        environment.pop("OMP_NUM_THREADS", None)
-    return environment
-
-
-ZH_DIR = "zh"  # the Chinese edition's site, under the English one (tools/translations.py)
 
 
 @pytest.fixture(scope="session")
@@ -130,23 +119,6 @@ def html_dir() -> Path:
     return ROOT / "_build" / "html"
 
 
-FILLER = ["the", "movie", "plot", "actor", "scene", "was", "a", "and", "camera", "story"]
-POSITIVE = ["great", "wonderful", "loved", "superb"]
-NEGATIVE = ["awful", "boring", "hated", "terrible"]
-
-
-def toy_texts(count: int, seed: int) -> tuple[list[str], list[int]]:
-    rng = random.Random(seed)
-    texts, labels = [], []
-    for i in range(count):
-        label = i % 2
-        words = [rng.choice(FILLER) for _ in range(rng.randint(4, 25))]
-        words.insert(rng.randint(0, len(words)), rng.choice(POSITIVE if label else NEGATIVE))
-        texts.append(" ".join(words) + ".<br /><br />The end.")
-        labels.append(label)
-    return texts, labels
-
-
 @pytest.fixture(scope="session")
 def toy_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A small IMDB-shaped folder with train, test and unsup files; unsup repeats a test text."""
@@ -162,20 +134,3 @@ def toy_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         for text in unlabeled:
             handle.write(json.dumps({"text": text}) + "\n")
     return folder
-
-
-def run_under_torchrun(tmp_path: Path, arguments: list[str]) -> subprocess.CompletedProcess:
-    """`scratchformer ARGUMENTS` as two CPU processes under torchrun, on a free local
-    port, one thread each; the finished process (its output captured)."""
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    runner = tmp_path / "run_cli.py"
-    runner.write_text("import sys\nfrom scratchformer.cli.commands import main\nsys.exit(main())\n")
-    env = {**os.environ, "GLOO_SOCKET_IFNAME": "lo", "OMP_NUM_THREADS": "1"}
-    command = [sys.executable, "-m", "torch.distributed.run", "--nnodes=1",
-               "--nproc_per_node=2", "--master_addr=127.0.0.1", f"--master_port={port}",
-               str(runner), *arguments]
-    return subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)

@@ -4,7 +4,9 @@
     python tools/translations.py update           # after an English edit: catalogues in step,
                                                   # and the messages that need translating
     python tools/translations.py update --start book/10_bert   # start translating a page
-    python tools/translations.py coverage         # per page: translated / all (make check)
+    python tools/translations.py check            # make check: every translated page's catalogue holds
+                                                  # its English as it is now; typography; coverage
+    python tools/translations.py coverage         # per page: translated / all
     python tools/translations.py typography       # spacing, punctuation, terms (make check)
     python tools/translations.py typography --fix locales/zh_CN/LC_MESSAGES/book/10_bert.po
 
@@ -34,6 +36,9 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from book.i18n_catalogues import (Stale, compare, read_previous, stale_messages, with_previous,
+                                  write_catalogue_text)
 
 ROOT = Path(__file__).resolve().parent.parent
 LINE_WIDTH = 76  # sphinx-intl's default: catalogues written by either tool look the same
@@ -90,7 +95,7 @@ def toc_docnames(root: Path) -> list[str]:
 
 
 def sphinx_build(root: Path, builder: str, outdir: Path, doctreedir: Path,
-                 overrides: dict[str, object], strict: bool) -> int:
+                 overrides: dict[str, object], strict: bool, quiet: bool = False) -> int:
     """`jupyter-book build`'s Sphinx run with extra configuration; Sphinx's status code."""
     from jupyter_book.sphinx import build_sphinx
 
@@ -107,6 +112,7 @@ def sphinx_build(root: Path, builder: str, outdir: Path, doctreedir: Path,
         builder=builder,
         warningiserror=strict,
         keep_going=strict,
+        quiet=quiet,
     )
     if isinstance(result, BaseException):
         raise TranslationError(f"the {builder} build failed: {result}")
@@ -281,9 +287,11 @@ def read_catalogue(path: Path):  # -> babel.messages.catalog.Catalog
 
     with path.open("rb") as handle:
         try:
-            return read_po(handle, abort_invalid=True)
+            catalogue = read_po(handle, abort_invalid=True)
         except Exception as err:  # babel's PoFileError names the line
             raise TranslationError(f"{path}: not a valid catalogue: {err}") from err
+    read_previous(catalogue)  # a fuzzy message's `#| msgid`: the English it was translated from
+    return catalogue
 
 
 def coverage(root: Path, language: str) -> list[Coverage]:
@@ -297,16 +305,27 @@ def coverage(root: Path, language: str) -> list[Coverage]:
     return found
 
 
-def coverage_report(root: Path, language: str) -> str:
+def coverage_report(root: Path, language: str, needed: list[Stale] | None = None) -> str:
+    """Per translated page: translated / messages; with `needed` (the messages that need
+    translating, `stale`), the English the catalogue does not have yet counts too."""
     rows = coverage(root, language)
     if not rows:
         return f"{language}: no page translated yet"
+    missing: dict[str, int] = {}
+    for message in needed or []:
+        if message.state == "missing":
+            missing[message.docname] = missing.get(message.docname, 0) + 1
     lines = [f"{language} catalogues (locales/{language}/LC_MESSAGES/): translated / messages"]
     for row in rows:
-        state = "" if row.translated == row.total else (
-            f"  ({row.untranslated} untranslated, {row.fuzzy} fuzzy: make translations lists them)")
-        lines.append(f"  {row.docname:32s} {row.translated:4d} / {row.total:4d} "
-                     f"{100 * row.translated / max(row.total, 1):5.1f}%{state}")
+        new = missing.get(row.docname, 0)
+        total = row.total + new
+        notes = [f"{new} new in the English page" if new else "",
+                 f"{row.untranslated} untranslated" if row.untranslated else "",
+                 f"{row.fuzzy} fuzzy" if row.fuzzy else ""]
+        notes = [note for note in notes if note]
+        state = f"  ({', '.join(notes)}: make translations lists them)" if notes else ""
+        lines.append(f"  {row.docname:32s} {row.translated:4d} / {total:4d} "
+                     f"{100 * row.translated / max(total, 1):5.1f}%{state}")
     untranslated_pages = [name for name in toc_docnames(root) if name not in {r.docname for r in rows}]
     if untranslated_pages:
         lines.append(f"  not translated (English text, one line saying so): {', '.join(untranslated_pages)}")
@@ -349,7 +368,7 @@ def fix_typography(root: Path, paths: list[Path]) -> int:
     return changed
 
 
-def extract(root: Path) -> dict[str, Path]:
+def extract(root: Path, quiet: bool = False) -> dict[str, Path]:
     """The messages of every page, as Sphinx's gettext builder extracts them: docname -> .pot.
 
     The pages are read without running them (the messages are the prose, not the outputs; the
@@ -361,62 +380,93 @@ def extract(root: Path) -> dict[str, Path]:
         "nb_execution_mode": "off",
         "nb_execution_cache_path": str(root / "_build" / "gettext-cache"),
         "suppress_warnings": ["mystnb.glue", "mystnb.glue_ref"],
-    }, strict=False)
+    }, strict=False, quiet=quiet)
     if status:
         raise TranslationError("the gettext build failed (its messages are above)")
     return {path.relative_to(pot_dir).with_suffix("").as_posix(): path for path in sorted(pot_dir.rglob("*.pot"))}
 
 
-def update(root: Path, language: str, start: list[str]) -> list[tuple[str, str, str]]:
-    """Merge the extracted messages into the catalogues (creating those in `start`); return
-    (docname, state, message) for every message that needs translating."""
-    from sphinx_intl import catalog
+def update(root: Path, language: str, start: list[str]) -> tuple[list[Stale], list[Path]]:
+    """Merge the extracted messages into the catalogues (creating those in `start`): (every
+    message that needs translating, the catalogues written). A catalogue is written only where
+    its messages changed, and then only its changed entries: the others, and its header (its
+    dates), stay as they were. A changed message keeps its old translation, marked fuzzy, with
+    the English it was made for (`#| msgid`)."""
+    from babel.messages.pofile import read_po
 
     unknown = [name for name in start if name not in toc_docnames(root)]
     if unknown:
         raise TranslationError(f"not pages of the book (_toc.yml): {', '.join(unknown)}")
     templates = extract(root)
     existing = catalogues(root, language)
-    needed = []
+    needed: list[Stale] = []
+    written = []
     for docname in sorted(set(existing) | set(start)):
         if docname not in templates:
             raise TranslationError(f"{docname} has a catalogue but the book has no such page: "
                                    f"remove locales/{language}/LC_MESSAGES/{docname}.po")
-        template = catalog.load_po(str(templates[docname]))
+        with open(templates[docname], "rb") as handle:
+            template = read_po(handle)
         path = catalogue_dir(root, language) / f"{docname}.po"
         if path.exists():
-            merged = catalog.load_po(str(path))
-            catalog.update_with_fuzzy(merged, template)
+            merged = read_catalogue(path)
+            previous = {(m.context, m.id): m.previous_id for m in merged if m.id and m.fuzzy and m.previous_id}
+            merged.update(template, update_creation_date=False)
+            for message in merged:  # a message still fuzzy keeps the English it was translated from
+                if message.id and message.fuzzy and not message.previous_id:
+                    message.previous_id = previous.get((message.context, message.id), [])
         else:
             merged = template
             merged.locale = language
-        write_catalogue(path, merged)
-        for message in merged:
-            if message.id and (message.fuzzy or not message.string):
-                needed.append((docname, "fuzzy" if message.fuzzy else "untranslated", message.id))
-    return needed
+        if write_catalogue(path, merged):
+            written.append(path)
+        needed += compare(docname, template, merged)
+    return needed, written
 
 
-def write_catalogue(path: Path, merged) -> None:
-    """Write a catalogue atomically, in sphinx-intl's layout, obsolete messages dropped."""
+def write_catalogue(path: Path, merged) -> bool:
+    """Write a catalogue atomically, in sphinx-intl's layout, obsolete messages dropped, fuzzy ones
+    with their previous English; the entries that did not change keep their text. Whether the
+    file changed."""
     from babel.messages.pofile import write_po
 
     buffer = io.BytesIO()
     write_po(buffer, merged, width=LINE_WIDTH, ignore_obsolete=True, include_previous=False)
+    old = path.read_text(encoding="utf-8") if path.exists() else None
+    text = write_catalogue_text(old, with_previous(buffer.getvalue().decode("utf-8"), merged))
+    if text == old:
+        return False
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_suffix(".po.tmp")
-    temporary.write_bytes(buffer.getvalue())
+    temporary.write_text(text, encoding="utf-8")
     temporary.replace(path)
+    return True
+
+
+def stale(root: Path, language: str) -> list[Stale]:
+    """Every message of a translated page that needs translating (the page's English changed since
+    its catalogue, or the catalogue is unfinished), extracting only pages that changed."""
+    return stale_messages(root, catalogues(root, language), lambda here: extract(here, quiet=True),
+                          read_catalogue)
+
+
+def listing(root: Path, language: str, needed: list[Stale]) -> list[str]:
+    """The messages that need translating, each whole (a changed one as a word diff against the
+    English its translation was made for), under its catalogue."""
+    return [message.describe(f"locales/{language}/LC_MESSAGES/{message.docname}.po") for message in needed]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--language", default=DEFAULT_LANGUAGE, choices=sorted(EDITIONS))
+    parser.add_argument("--root", type=Path, default=ROOT, help="the book's folder (default: this repository)")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("build", help="build the translated edition from the English build's executed notebooks")
     updating = commands.add_parser("update", help="bring the catalogues in step with the English pages")
     updating.add_argument("--start", nargs="*", default=[], metavar="DOCNAME",
                           help="create the catalogues of these pages (book/10_bert)")
+    commands.add_parser("check", help="fail when a translated page's English changed since its catalogue, or "
+                                      "a catalogue breaks the typography (make check); the coverage of each page")
     checking = commands.add_parser("coverage", help="how much of each translated page is translated")
     checking.add_argument("--strict", action="store_true",
                           help="fail when a translated page has an untranslated or fuzzy message")
@@ -425,31 +475,46 @@ def main(argv: list[str] | None = None) -> int:
     typesetting.add_argument("--fix", nargs="+", type=Path, metavar="FILE.po",
                              help="add and remove spaces in these catalogues first")
     args = parser.parse_args(argv)
+    root = args.root.resolve()
     if args.command == "update":
-        unknown = [name for name in args.start if name not in toc_docnames(ROOT)]
+        unknown = [name for name in args.start if name not in toc_docnames(root)]
         if unknown:  # refused before anything is extracted or written
             parser.error(f"argument --start: not pages of the book (_toc.yml): {', '.join(unknown)}")
     try:
         if args.command == "build":
-            return build(ROOT, args.language)
+            return build(root, args.language)
         if args.command == "update":
-            needed = update(ROOT, args.language, args.start)
-            for docname, state, message in needed:
-                print(f"locales/{args.language}/LC_MESSAGES/{docname}.po: {state}: "
-                      f"{message[:100]}{'...' if len(message) > 100 else ''}")
-            print(coverage_report(ROOT, args.language))
+            needed, written = update(root, args.language, args.start)
+            for path in written:
+                print(f"wrote {path.relative_to(root).as_posix()}")
+            print("\n".join(f"  {line}" for line in listing(root, args.language, needed)))
+            print(coverage_report(root, args.language))
             print(f"{len(needed)} messages need translating" if needed else "every message is translated")
             return 0
+        if args.command == "check":
+            needed = stale(root, args.language)
+            print(coverage_report(root, args.language, needed))
+            found = typography_problems(root, args.language)
+            print("\n".join(found) if found else
+                  f"{args.language} catalogues: typography and terms as locales/{args.language}/GLOSSARY.md says")
+            if needed:
+                print(f"translations: {len(needed)} message{'s' * (len(needed) != 1)} of translated pages need "
+                      "translating (each page's catalogue must hold its English as it is now; `make translations` "
+                      "updates the catalogues, then translate each message and delete its `#, fuzzy` line):",
+                      file=sys.stderr)
+                for line in listing(root, args.language, needed):
+                    print(f"  {line}", file=sys.stderr)
+            return 1 if needed or found else 0
         if args.command == "typography":
             if args.fix:
                 paths = [path.resolve() for path in args.fix]
-                print(f"{fix_typography(ROOT, paths)} messages re-spaced")
-            found = typography_problems(ROOT, args.language)
+                print(f"{fix_typography(root, paths)} messages re-spaced")
+            found = typography_problems(root, args.language)
             print("\n".join(found) if found else
                   f"{args.language} catalogues: typography and terms as locales/{args.language}/GLOSSARY.md says")
             return 1 if found else 0
-        print(coverage_report(ROOT, args.language))
-        incomplete = [row for row in coverage(ROOT, args.language) if row.translated != row.total]
+        print(coverage_report(root, args.language))
+        incomplete = [row for row in coverage(root, args.language) if row.translated != row.total]
         return 1 if args.strict and incomplete else 0
     except TranslationError as err:
         print(f"translations: {err}", file=sys.stderr)

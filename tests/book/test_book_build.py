@@ -18,11 +18,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import ROOT, book_environment
+from support import ROOT, book_environment
 
-sys.path.insert(0, str(ROOT / "tools"))
-from book.parallel import execution_jobs  # noqa: E402
-from test_export import FRONT as CHAPTER_FRONT
+from book.parallel import execution_jobs
+from support.scratch import FRONT as CHAPTER_FRONT
 
 pytestmark = pytest.mark.book
 

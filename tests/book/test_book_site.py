@@ -16,14 +16,11 @@ import pytest
 import yaml
 from IPython.core.inputtransformer2 import TransformerManager
 
-from conftest import ROOT
-from test_export import CELL_A, chapter, make_book
+from support import ROOT
+from support.scratch import CELL_A, chapter, make_book
 
-sys.path.insert(0, str(ROOT / "tools"))
-from book import bibliography, execution, static, weight  # noqa: E402
-import book  # noqa: E402
-from book import notebooks  # noqa: E402
-from book import reference  # noqa: E402
+import book
+from book import bibliography, execution, notebooks, reference, static, weight
 
 REPO = "https://github.com/scratchformer/scratchformer"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import matplotlib
 import pytest
 
-from conftest import ROOT
+from support import ROOT
 from scratchbook.records import objectives, pretraining
 
 matplotlib.use("Agg")

@@ -12,12 +12,10 @@ import copy
 import json
 import math
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
 from scratchformer.measure.statistics import interval_text, paired_difference
 from scratchbook.records import (HANDWRITTEN_REVIEWS, IMDB_CONTROLS, IMDB_SENTENCES,
                                  ORDER_PAIRS, ORDER_PAIRS_SCORES, SENTENCES_LABELLED,
@@ -29,9 +27,10 @@ from scratchbook.records.controls import (CONTROL_ROWS, RUNNING, binomial_two_si
                                           remedy_table, sentences_equal_figures,
                                           sentences_equal_table, served_figures)
 from scratchbook.records.handwritten import read_handwritten, reading_figures
+from support import ROOT, record_script
 
-sys.path.insert(0, str(ROOT / "tools" / "records"))
-from ch11_controls import compare, summary, where_from  # noqa: E402
+controls = record_script("ch11_controls")
+compare, summary, where_from = controls.compare, controls.summary, controls.where_from
 
 RESULTS = ROOT / "book" / "results"
 

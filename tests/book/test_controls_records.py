@@ -12,16 +12,16 @@ per-review tests (`tools/records/paired_tests.py`) give known values. No trainin
 from __future__ import annotations
 
 import json
-import sys
 
 import numpy as np
 import pytest
 
-from conftest import ROOT
 from scratchformer.measure.statistics import paired_difference
+from support import ROOT, record_script
 
-sys.path.insert(0, str(ROOT / "tools" / "records"))
-from paired_tests import binomial_tail, bootstrap_mean_difference, mcnemar_exact  # noqa: E402
+paired_tests = record_script("paired_tests")
+binomial_tail, bootstrap_mean_difference, mcnemar_exact = (
+    paired_tests.binomial_tail, paired_tests.bootstrap_mean_difference, paired_tests.mcnemar_exact)
 
 RESULTS = ROOT / "book" / "results"
 
@@ -59,8 +59,7 @@ def test_the_bootstrap_centres_on_the_mean_difference_and_repeats_itself() -> No
 
 
 def test_the_order_scores_recompute_and_bag_of_words_ties_every_pair() -> None:
-    sys.path.insert(0, str(ROOT / "tools" / "records"))
-    from ch11_order_scores import clopper_pearson
+    clopper_pearson = record_script("ch11_order_scores").clopper_pearson
 
     record = read("order_pairs_scores.json")
     assert clopper_pearson(15, 30) == pytest.approx([0.31297, 0.68703], abs=1e-5)
@@ -93,8 +92,8 @@ def test_the_remedy_keeps_the_epoch_its_rule_names() -> None:
 
 
 def test_the_control_table_recomputes_from_its_rows() -> None:
-    sys.path.insert(0, str(ROOT / "tools" / "records"))
-    from ch11_controls import compare, where_from
+    controls = record_script("ch11_controls")
+    compare, where_from = controls.compare, controls.where_from
 
     record = read("imdb_controls.json")
     blocks = read("imdb_taught_blocks.json")
@@ -129,7 +128,7 @@ def test_the_control_table_recomputes_from_its_rows() -> None:
 
 
 def test_the_reading_of_the_pairs_is_the_served_models_and_says_what_its_numbers_say() -> None:
-    from ch11_order_reading import seen
+    seen = record_script("ch11_order_reading").seen
 
     record = read("order_pairs_reading.json")
     assert record["model"]["largest_difference_from_onnx"] < 1e-5

@@ -131,7 +131,7 @@ def test_the_chapters_figures_use_the_books_style() -> None:
     """MyST-NB runs each chapter in book/, where matplotlib reads book/matplotlibrc."""
     from matplotlib import rc_params_from_file
 
-    from conftest import ROOT
+    from support import ROOT
 
     style = rc_params_from_file(ROOT / "book" / "matplotlibrc", use_default_template=False)
     assert "scratchbook.diagrams:record_labels" in style["figure.hooks"]

@@ -10,18 +10,16 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, ZH_DIR
-from test_book import book_pages
+from support import ROOT, ZH_DIR
+from support.pages import book_pages
 
-sys.path.insert(0, str(ROOT / "tools"))
-import translations  # noqa: E402
-from book import notebooks  # noqa: E402
+import translations
+from book import notebooks
 
 LANGUAGE = "zh_CN"
 CATALOGUES = translations.catalogues(ROOT, LANGUAGE)

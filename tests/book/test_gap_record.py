@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from support import ROOT
 from scratchbook.record import RecordError
 from scratchbook.records.gap import (INPUTS, MODELS, TRANSFORMER_INPUTS, gap_figures, gap_table, read_gap_record)
 

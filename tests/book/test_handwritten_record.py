@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from support import ROOT
 from scratchbook.record import RecordError
 from scratchbook.records.handwritten import (MODELS, PAIR_KINDS, REVIEW_KINDS,
                                              accuracy_by_kind, accuracy_difference,

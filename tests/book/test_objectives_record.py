@@ -14,7 +14,7 @@ from statistics import fmean
 
 import pytest
 
-from conftest import ROOT
+from support import ROOT
 from scratchformer.measure.statistics import paired_difference
 from scratchbook.records import PRETRAIN_OBJECTIVES_CPU
 from scratchbook.records.objectives import NAMES, objectives_table

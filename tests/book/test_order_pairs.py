@@ -8,15 +8,13 @@ sentences as it says; with IMDB, every pair's texts are found again with the rec
 from __future__ import annotations
 
 import json
-import sys
 from collections import Counter
 
 import pytest
 
-from conftest import ROOT
+from support import record_script
 
-sys.path.insert(0, str(ROOT / "tools" / "records"))
-import order_pairs as rule  # noqa: E402
+rule = record_script("order_pairs")
 
 RECORD = rule.read_pairs()
 

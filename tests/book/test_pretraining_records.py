@@ -11,7 +11,7 @@ from pathlib import Path
 import matplotlib
 import pytest
 
-from conftest import ROOT
+from support import ROOT
 from scratchbook import pages
 from scratchbook.records import PRETRAIN_CPU
 from scratchbook.records import pretraining as records

@@ -22,10 +22,8 @@ from scratchformer.tokenize.bpe import BPETokenizer
 from scratchformer.train.gpt import load_gpt
 from scratchformer.web.export import export_web
 
-from conftest import ROOT
-from test_failures import tiny
-from test_gpt import tiny_run_arguments
-from test_pretrain import pretrain_arguments
+from support import ROOT
+from support.runs import pretrain_arguments, tiny, tiny_run_arguments
 
 TOOLS = ROOT / "tools" / "records"
 

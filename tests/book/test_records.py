@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from support import ROOT
 from scratchformer.runs.folders import command_record, reader_command
 
 MACHINE_PATH = re.compile(r"(^|[\s=])(/|\.\./)")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from support import ROOT
 from scratchbook import pages, stand_in
 from scratchbook.records import gpt
 

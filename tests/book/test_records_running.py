@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from support import ROOT
 from scratchbook.records import running
 
 RESULTS = ROOT / "book" / "results"

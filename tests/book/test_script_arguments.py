@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from conftest import ROOT
+from support import ROOT
 
 # modules the scripts import, not scripts
 HELPERS = {"benchmarks/script_arguments.py", "tools/records/script_arguments.py",

@@ -12,12 +12,11 @@ from __future__ import annotations
 import hashlib
 import json
 import shlex
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from support import ROOT, record_script
 from scratchbook.record import RecordError
 from scratchformer.measure.statistics import paired_difference
 from scratchbook.records.taught import (SHORT_TEXTS, blocks_figures,
@@ -347,8 +346,9 @@ def test_the_labelled_sentences_are_the_validation_sentences_drawn_from_imdb(
     from scratchformer.data.review_cache import review_tokens
     from scratchformer.train.presets import preset
 
-    sys.path.insert(0, str(ROOT / "tools" / "records"))
-    from labelled_sentences import kept_labels, read_labels, validation_sentences
+    labelled = record_script("labelled_sentences")
+    kept_labels, read_labels, validation_sentences = (
+        labelled.kept_labels, labelled.read_labels, labelled.validation_sentences)
 
     data = book_reviews()  # under SCRATCHFORMER_REQUIRE_IMDB=1 a missing copy raises
     if data is None:

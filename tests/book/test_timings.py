@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from conftest import ROOT
+from support import ROOT
 from scratchformer.runs.hardware import hardware_info, one_minute_load, timing_load
 
 RECORD = ROOT / "book" / "results" / "gpt_kv_cache.json"

@@ -21,11 +21,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import ROOT, ZH_DIR, book_environment
-from test_book import book_pages
+from support import ROOT, ZH_DIR, book_environment
+from support.pages import book_pages
 
-sys.path.insert(0, str(ROOT / "tools"))
-import translations  # noqa: E402
+import translations
 
 LANGUAGE = "zh_CN"
 CATALOGUES = translations.catalogues(ROOT, LANGUAGE)
@@ -291,14 +290,14 @@ def test_a_translated_paragraph_glues_the_english_pages_values(tmp_path: Path) -
     english = subprocess.run([str(jupyter_book), "build", "--warningiserror", "--keep-going", str(root)],
                              capture_output=True, text=True, cwd=root, env=book_environment())
     assert english.returncode == 0, english.stdout[-3000:] + english.stderr[-3000:]
-    needed = translations.update(root, LANGUAGE, ["book/first", "book/notes"])
-    assert [message for _, _, message in needed] == [
+    needed, _ = translations.update(root, LANGUAGE, ["book/first", "book/notes"])
+    assert [message.msgid for message in needed] == [
         "First", "The weight is {glue:text}`w:.3f` and we got {glue:md}`m`, with $x^2$.",
         "A section", "Plain text.", "Notes", "The first page's weight is {glue:text}`first.md::w:.2f`."]
     for page, translated in {
         "first": {"First": "第一页", "A section": "一节",
-                  needed[1][2]: "权重是 {glue:text}`w:.3f`，得到的是 {glue:md}`m`，还有 $x^2$。"},
-        "notes": {"Notes": "注释", needed[5][2]: "第一页的权重是 {glue:text}`first.md::w:.2f`。"},
+                  needed[1].msgid: "权重是 {glue:text}`w:.3f`，得到的是 {glue:md}`m`，还有 $x^2$。"},
+        "notes": {"Notes": "注释", needed[5].msgid: "第一页的权重是 {glue:text}`first.md::w:.2f`。"},
     }.items():
         path = root / "locales" / LANGUAGE / "LC_MESSAGES" / "book" / f"{page}.po"
         catalogue = translations.read_catalogue(path)
@@ -332,3 +331,65 @@ def test_translated_prose_shows_no_markup(html_dir: Path, page: str) -> None:
     text = re.sub(r"<[^>]+>", " ", prose)
     shown = [marker for marker in ("**", "{glue", "{cite", "](", "``") if marker in text]
     assert not shown, [text[max(0, text.index(m) - 60):text.index(m) + 60] for m in shown]
+
+
+def fill(root: Path, page: str, translated: dict[str, str]) -> Path:
+    """Translate messages of `page`'s catalogue (msgid -> text), as a translator does."""
+    path = root / "locales" / LANGUAGE / "LC_MESSAGES" / "book" / f"{page}.po"
+    catalogue = translations.read_catalogue(path)
+    for message in catalogue:
+        if message.id:
+            message.string = translated.get(message.id, f"（{message.id}）")
+            message.flags.discard("fuzzy")
+    translations.write_catalogue(path, catalogue)
+    return path
+
+
+def test_a_changed_english_sentence_of_a_translated_page_is_named_until_it_is_translated(tmp_path: Path) -> None:
+    """The trap: an English sentence of a translated page changed, and every fast check passed at
+    100%. `make check` (translations.py check) names the page and the message; `make translations`
+    keeps the old English beside the new (`#| msgid`), rewrites only that entry of only that
+    catalogue, and lists the message whole, with its changed words."""
+    root = scratch_book(tmp_path)
+    translations.update(root, LANGUAGE, ["book/first", "book/notes"])
+    first = fill(root, "first", {"Plain text.": "纯文本。"})
+    notes = fill(root, "notes", {})
+    # A translator's own line breaks, which babel would wrap otherwise: they must survive.
+    first.write_text(first.read_text(encoding="utf-8").replace('msgstr "纯文本。"', 'msgstr ""\n"纯"\n"文本。"'),
+                     encoding="utf-8")
+    assert translations.stale(root, LANGUAGE) == []
+
+    def check() -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, str(ROOT / "tools" / "translations.py"), "--root", str(root), "check"],
+                              capture_output=True, text=True)
+
+    assert check().returncode == 0
+    page = root / "book" / "first.md"
+    page.write_text(page.read_text(encoding="utf-8").replace("## A section\n", "## A new section\n"),
+                    encoding="utf-8")
+    (stale,) = translations.stale(root, LANGUAGE)
+    assert (stale.docname, stale.state, stale.msgid) == ("book/first", "missing", "A new section")
+    result = check()
+    assert result.returncode == 1
+    assert ("locales/zh_CN/LC_MESSAGES/book/first.po: missing (English the catalogue does not have yet: `make "
+            "translations` adds it):\n      A new section") in result.stderr, result.stderr
+    assert "book/first " in result.stdout and "1 new in the English page" in result.stdout, result.stdout
+
+    before = {path: path.read_text(encoding="utf-8") for path in (first, notes)}
+    needed, written = translations.update(root, LANGUAGE, [])
+    assert written == [first], "only the catalogue whose page changed is written"
+    assert notes.read_text(encoding="utf-8") == before[notes]
+    after = first.read_text(encoding="utf-8")
+    assert '#, fuzzy\n#| msgid "A section"\nmsgid "A new section"\nmsgstr "（A section）"' in after, after
+    assert 'msgstr ""\n"纯"\n"文本。"' in after, "an entry that did not change keeps its text"
+    header = before[first].split("\n\n")[0]
+    assert after.startswith(header + "\n\n"), "the header (its POT-Creation-Date) stays as it was"
+    assert [(m.state, m.msgid, m.previous) for m in needed] == [("fuzzy", "A new section", "A section")]
+    assert translations.listing(root, LANGUAGE, needed) == [
+        "locales/zh_CN/LC_MESSAGES/book/first.po: fuzzy (its English changed since it was translated: [-removed-] "
+        "and {+added+} words):\n      A {+new+} section"]
+    (stale,) = translations.stale(root, LANGUAGE)
+    assert (stale.state, stale.previous) == ("fuzzy", "A section"), "the old English is read back"
+    assert translations.update(root, LANGUAGE, [])[1] == [], "a second run writes nothing"
+    fill(root, "first", {"Plain text.": "纯文本。", "A new section": "新的一节"})
+    assert translations.stale(root, LANGUAGE) == [] and check().returncode == 0

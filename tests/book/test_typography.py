@@ -6,17 +6,15 @@ between a full-width stop and a Chinese character, and then shows the stars)."""
 
 from __future__ import annotations
 
-import sys
 
 import pytest
 from markdown_it import MarkdownIt
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
-from conftest import ROOT
+from support import ROOT
 
-sys.path.insert(0, str(ROOT / "tools"))
-import translations  # noqa: E402
-from book import typography  # noqa: E402
+import translations
+from book import typography
 
 LANGUAGE = "zh_CN"
 CATALOGUES = translations.catalogues(ROOT, LANGUAGE)

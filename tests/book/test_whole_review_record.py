@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from support import ROOT
 from scratchbook.record import RecordError
 from scratchformer.measure.statistics import paired_difference
 from scratchbook.records.whole_review import (CANDIDATES, read_whole_review_record,

@@ -7,42 +7,19 @@ Screenshots of two chapters are saved to `_build/screenshots/`.
 
 from __future__ import annotations
 
-import functools
 import re
-import http.server
 import json
-import os
-import shutil
 import struct
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import ROOT, ZH_DIR
-from test_book import (EXPECTED_IN_HTML, book_pages, chapter_pages,
-                       expected_numbers)
-from test_translations import CATALOGUES
+from support import ROOT, ZH_DIR
+from support.browser import SCREENSHOTS
+from support.pages import CATALOGUES, EXPECTED_IN_HTML, book_pages, chapter_pages, expected_numbers
 
 pytestmark = pytest.mark.book
-
-SCREENSHOTS = ROOT / "_build" / "screenshots"
-CHROMIUM_FLAGS = [
-    "--headless=new",
-    "--no-sandbox",  # CI runs as root
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--no-first-run",
-    "--disable-quic",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--window-size=1280,900",
-    # A reader on a plane: any host but this one fails to resolve, so a CDN load would show.
-    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
-]
 
 WAIT_FOR_MATHJAX = """
 const done = arguments[arguments.length - 1];
@@ -84,75 +61,6 @@ Promise.all(images.map((img) => img.complete ? null : new Promise((resolve) => {
   img.addEventListener('load', resolve); img.addEventListener('error', resolve);
 }))).then(() => done(images.map((img) => [img.getAttribute('src'), img.naturalWidth])));
 """
-
-
-def find_browser() -> tuple[str, str] | None:
-    """Paths of Chromium and ChromeDriver, or None."""
-    browser = next((p for p in map(shutil.which, ("chromium", "chromium-browser")) if p), None)
-    driver = shutil.which("chromedriver") or ("/usr/lib/chromium/chromedriver"
-                                              if Path("/usr/lib/chromium/chromedriver").exists() else None)
-    return (browser, driver) if browser and driver else None
-
-
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    """Serves quietly, recording each request's method and path (`SITE_REQUESTS`): the requests a page's workers
-    make appear in no timeline the page can read, but every one that reaches the site is here."""
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
-        pass
-
-    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
-        SITE_REQUESTS.append(f"{self.command} {self.path}")
-
-
-SITE_REQUESTS: list[str] = []
-
-
-def serve(html_dir: Path, handler: type[QuietHandler] = QuietHandler) -> Iterator[str]:
-    """`html_dir` served on 127.0.0.1 (a free port) by a thread with `handler`; yields the base
-    URL, and stops the server when resumed (a fixture's body)."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=html_dir))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
-
-
-@pytest.fixture(scope="module")
-def site(html_dir: Path) -> Iterator[str]:
-    """`_build/html` served on 127.0.0.1 (a free port) by a thread; yields the base URL."""
-    yield from serve(html_dir)
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    found = find_browser()
-    if found is None:
-        reason = "no chromium + chromedriver on PATH (install Debian's chromium and chromium-driver: make browser)"
-        if os.environ.get("BOOK_BROWSER_REQUIRED") == "1":
-            pytest.fail(reason)
-        pytest.skip(reason)
-    from selenium import webdriver
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service
-
-    options = Options()
-    options.binary_location = found[0]
-    for flag in CHROMIUM_FLAGS:
-        options.add_argument(flag)
-    options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}")
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(executable_path=found[1]), options=options)
-    driver.set_script_timeout(40)
-    driver.set_page_load_timeout(60)
-    try:
-        yield driver
-    finally:
-        driver.quit()
 
 
 @pytest.fixture(scope="module")

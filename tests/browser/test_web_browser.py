@@ -24,7 +24,6 @@ import gzip
 import io
 import json
 import shutil
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -34,11 +33,10 @@ from typing import Any
 import pytest
 import torch
 
-from conftest import ROOT, ZH_DIR
-from test_browser import SCREENSHOTS, SITE_REQUESTS, QuietHandler, browser, serve, site  # noqa: F401 - fixtures
+from support import ROOT, ZH_DIR
+from support.browser import SCREENSHOTS, SITE_REQUESTS, QuietHandler, serve
 
 pytest.importorskip("onnx", reason="the web extra is not installed: pip install '.[web]'")
-sys.path.insert(0, str(ROOT / "tools"))
 from book import static  # noqa: E402
 
 from scratchformer.data.framing import SpecialIds, encode_review, review_token_lists  # noqa: E402

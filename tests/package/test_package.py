@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from support import ROOT
 
-sys.path.insert(0, str(ROOT / "tools"))
-import book  # noqa: E402
+import book
 
 # Every name the chapters export, by module, straight from the exporter: a new chapter's names
 # are checked in the installed wheel without anyone listing them here.

@@ -4,7 +4,7 @@ Nothing lost (an `--overwrite` that fails leaves the old run byte for byte), not
 resumed run with other data, a swapped tokenizer, an edited configuration or non-finite weights
 is refused, naming what differs), and messages a user can act on. The runs are made once per
 module with tiny presets on the toy data; the promises are checked through the command's `main`
-in this process (`command_line.cli`), and through the installed `scratchformer` command or a
+in this process (`support.runs.cli`), and through the installed `scratchformer` command or a
 wrapper in a subprocess where a process matters (a real stdin, Ctrl-C).
 """
 
@@ -30,7 +30,7 @@ from scratchformer.models.pretraining import BertForMaskedLM, mask_tokens, maske
 from scratchformer.tokenize.bpe import BPETokenizer
 from scratchformer.train.pretrain import PretrainConfig
 
-from command_line import cli, installed_cli, refused
+from support.runs import cli, installed_cli, refused
 
 THREADS = ["--threads", "1", "--no-progress", "--device", "cpu"]
 

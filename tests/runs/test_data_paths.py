@@ -4,7 +4,7 @@ spells `--data` trains to the end, and no error after a run has finished trainin
 `--data .`, `./`, a relative name, an absolute path with a trailing slash: each trainer
 (`train-imdb`, chapter 11; `train-gpt`, chapter 12; `pretrain`, chapter 13) runs to its
 `results.json`, whose command shows the data as `$IMDB_DIR`. An empty `--data` is refused before
-anything runs. The commands run through their `main` in this process (`command_line.cli`), in the
+anything runs. The commands run through their `main` in this process (`support.runs.cli`), in the
 toy data's folder where the spelling is relative to it.
 """
 
@@ -19,7 +19,7 @@ import pytest
 
 import scratchformer.cli.session as session
 from scratchformer.runs.folders import SET_ASIDE, reader_command
-from command_line import cli, refused
+from support.runs import cli, refused
 
 TINY = ["--config", "tiny", "--device", "cpu", "--no-progress", "--threads", "1"]
 

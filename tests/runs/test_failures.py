@@ -2,7 +2,7 @@
 a result; bad data, inputs and checkpoints get messages.
 
 Each test makes its own tiny data. The command's logic (what it writes, refuses and says) is
-run through its `main` in this process (`command_line.cli`); what only a process shows (reading
+run through its `main` in this process (`support.runs.cli`); what only a process shows (reading
 a real stdin, a memory limit, a full disk faked in a wrapper script) runs the installed
 `scratchformer` console script or a wrapper in a subprocess.
 """
@@ -33,8 +33,8 @@ from scratchformer.data.imdb import ReviewSplit, load_imdb
 from scratchformer.data.review_cache import encode_reviews, review_tokens
 from scratchformer.models.bert import BertForSequenceClassification
 from scratchformer.tokenize.bpe import BPETokenizer
-from command_line import cli, installed_cli, refused
-from test_bert_imdb import tiny_config, toy_loaders, toy_reviews, write_jsonl
+from support.runs import cli, dead_pid, installed_cli, refused, timeless, tiny
+from support.toy import tiny_config, toy_loaders, toy_reviews, write_jsonl
 
 # --- data -------------------------------------------------------------------------------------
 
@@ -119,20 +119,8 @@ def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("token-cache")
 
 
-def tiny(data: Path, out: Path, cache: Path, *more: str) -> list[str]:
-    return ["train-imdb", "--data", str(data), "--out", str(out), "--config", "tiny", "--device", "cpu",
-            "--cache", str(cache), "--no-progress", "--threads", "1", *more]
-
-
 def fingerprint(folder: Path) -> dict[str, bytes]:
     return {path.name: path.read_bytes() for path in sorted(folder.iterdir())}
-
-
-def timeless(results: dict) -> dict:
-    """What a run computed, without what depends on the clock and the command line."""
-    clock = {"seconds", "tokens_per_second"}
-    return {"history": [{k: v for k, v in r.items() if k not in clock} for r in results["history"]],
-            "test": results["test"], "validation": results["validation"], "best_step": results["best_step"]}
 
 
 def test_a_folder_holds_one_run(tmp_path: Path, cache_dir: Path) -> None:
@@ -168,11 +156,6 @@ def write_lock(out: Path, pid: int, host: str) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     (out / ".lock").write_text(json.dumps({"pid": pid, "host": host, "since": "2026-01-01 00:00:00"}))
     return out / ".lock"
-
-
-def dead_pid() -> int:
-    return int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
-                              text=True).stdout)
 
 
 def test_a_locked_folder_is_refused_and_a_dead_runs_lock_is_cleared(tmp_path: Path, data_dir: Path,

@@ -5,7 +5,7 @@ A wrapper script, written by the test, runs the real command line with one funct
 wrapped so that the run pauses at a chosen point and says so in a marker file; the test
 then sends SIGKILL or SIGINT, resumes the run with the real `scratchformer` command, and
 compares weights and results with a run that was never interrupted. The first run of a
-failed overwrite is made through the command's `main` in this process (`command_line.cli`).
+failed overwrite is made through the command's `main` in this process (`support.runs.cli`).
 """
 
 from __future__ import annotations
@@ -22,9 +22,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from test_bert_imdb import toy_reviews, write_jsonl
-from command_line import installed_cli, refused
-from test_failures import timeless
+from support.runs import installed_cli, refused, timeless
+from support.toy import toy_reviews, write_jsonl
 
 WRAPPER = '''
 import signal, sys, time

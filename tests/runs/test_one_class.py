@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from scratchformer.runs.checkpoint import read_checkpoint
-from command_line import cli, refused
+from support.runs import cli, refused
 
 TINY = ["--config", "tiny", "--device", "cpu", "--no-progress", "--threads", "1", "--epochs", "2"]
 

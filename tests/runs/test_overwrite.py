@@ -22,8 +22,7 @@ import pytest
 
 from scratchformer.io.files import this_host
 from scratchformer.runs.folders import SET_ASIDE, FolderLocked, ReplacedRun, check_run_folder
-from command_line import cli
-from test_failures import dead_pid
+from support.runs import cli, dead_pid
 
 FAULTY = '''
 import errno, os, signal, sys

@@ -26,7 +26,7 @@ from scratchformer.nn.attention import MultiHeadAttention, SelfAttention
 from scratchformer.nn.block import FeedForward
 from scratchformer.nn.positional import LearnedPositionalEmbedding
 from scratchformer.runs.checkpoint import read_checkpoint
-from command_line import SCRIPT
+from support.runs import SCRIPT
 
 TINY = ["--config", "tiny", "--device", "cpu", "--no-progress", "--threads", "1"]
 

@@ -5,7 +5,7 @@ A user's reviews hold those strings in the training, unlabelled and test splits;
 `train-imdb --init` from its snapshot and `train-gpt` run to their results, the token streams
 hold the strings' letters and never the special ids, and `classify` with the fine-tuned model
 labels such a text like any other. The commands run through their `main` in this process
-(`command_line.cli`).
+(`support.runs.cli`).
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from scratchformer.models.pretraining import bert_special_ids
 from scratchformer.tokenize.bpe import BPETokenizer
 from scratchformer.tokenize.gpt2_files import END_OF_TEXT
 from scratchformer.train.pretrain import encode_labelled
-from command_line import cli
+from support.runs import cli
 
-from conftest import toy_texts
+from support.toy import toy_texts
 
 TINY = ["--config", "tiny", "--device", "cpu", "--no-progress", "--threads", "1"]
 WRITTEN = ["[PAD]", "[MASK]", "[CLS]", "[SEP]", "<|endoftext|>", "<|positive|>"]

@@ -7,7 +7,7 @@ default (tests/runs/test_special_text.py). With `--special-text refuse` each com
 status 2 and one line naming the split, the file and line (JSON Lines), the file (aclImdb/) or the
 review's number (parquet) of the first five such texts and how many each split holds, before
 anything is written: a new folder is never made, and a run that `--overwrite` was to replace stays
-byte for byte. The commands run through their `main` in this process (`command_line.cli`).
+byte for byte. The commands run through their `main` in this process (`support.runs.cli`).
 """
 
 from __future__ import annotations
@@ -25,9 +25,8 @@ from scratchformer.data.special_text import (SPECIAL_TEXTS, ReadTexts, SpecialTe
                                              unlabeled_source)
 from scratchformer.data.windows import SPECIAL_TOKENS
 from scratchformer.models.pretraining import BERT_SPECIAL_TOKENS
-from command_line import cli, refused
-
-from conftest import toy_texts
+from support.runs import cli, refused
+from support.toy import toy_texts
 
 TINY = ["--config", "tiny", "--device", "cpu", "--no-progress", "--threads", "1"]
 REFUSE = ["--special-text", "refuse"]

@@ -9,7 +9,10 @@
 - `pages`: files beside the chapters the book would ignore;
 - `package_lint`: the package as the chapters generate it imports and uses no undefined name;
 - `chapter_lint`: every code cell of every chapter uses no undefined name (pyflakes);
-- `conventions`: a chapter's static conventions (map, summary, exercises, closing section);
+- `conventions`: every static convention of the book, in one checker (`make check`): a chapter's
+  structure (map, summary, exercises, closing section) and what it says about the package, with
+  `cell_conventions` (code width, alt text, what is shown and folded) and `layers` (the package's
+  imports run down its layers);
 - `where`: the chapter line a generated line comes from;
 - `run`: execute one chapter against the current package;
 - `scaffold`: a new chapter that passes every check;

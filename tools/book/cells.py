@@ -111,12 +111,21 @@ def split_imports(source: str, where: str) -> tuple[str, list[str], list[str]]:
     return body, imports, names
 
 
-def split_cell(source: str, where: str) -> tuple[str, list[str], list[str], list[int], list[list[int]]]:
-    """`split_imports`, plus the 0-based source line of each body line and of each import line."""
+def split_cell(source: str, where: str, located: list[int | None] | None = None
+               ) -> tuple[str, list[str], list[str], list[int], list[list[int]]]:
+    """`split_imports`, plus the 0-based source line of each body line and of each import line.
+
+    `where` is `chapter:fence line`; `located`, the chapter line of each line of the source,
+    names the line of a syntax error."""
     try:
         tree = ast.parse(source)
     except SyntaxError as err:
-        raise ExportError(f"{where}: exported cell does not parse: {err.msg} (cell line {err.lineno})") from err
+        number = err.lineno or 1
+        line = located[number - 1] if located and 0 < number <= len(located) else None
+        chapter, fence = where.rsplit(":", 1)
+        at = f"{chapter}:{line}" if line else where
+        raise ExportError(f"{at}: the exported cell that starts at line {fence} does not parse: {err.msg}"
+                          + ("" if line else f" (its line {number})")) from err
     lines = source.splitlines()
     import_lines: set[int] = set()
     imports: list[str] = []

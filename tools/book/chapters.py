@@ -154,8 +154,8 @@ def read_chapter(root: Path, chapter: str) -> tuple[str | None, dict[str, str], 
                     f"{where}: exported cell has an IPython magic or shell escape on its line {offset}: "
                     f"{source_line.strip()!r}"
                 )
-        body, imports, names, kept, import_index = split_cell(cell.source, where)
         located = cell_source_lines(lines, line, cell.source)
+        body, imports, names, kept, import_index = split_cell(cell.source, where, located)
         block = Block(
             target, chapter, section, line, body, imports, names,
             body_lines=[located[i] for i in kept],

@@ -32,7 +32,7 @@ lacks: the exporter reads only the `.md`.
 the chapters; notebooks out of step with their chapters (both sides' changes, and a command that
 loses neither) and merge conflict markers left in chapters; Markdown files in the chapters'
 folders that `_toc.yml` does not list and `_config.yml` does not exclude; a leftover `formats:`
-pairing in a chapter's front matter; the numbered chapters' conventions (`book.conventions`);
+pairing in a chapter's front matter; every convention of the book (`book.conventions`);
 undefined names in every chapter's code cells (`book.chapter_lint`); and, in the package as the
 chapters generate it, modules that fail to import, imports from the package of names it does
 not define, and undefined names (pyflakes) in src/, tests/, benchmarks/, scratchbook/ and tools/.
@@ -68,7 +68,7 @@ import sys
 from pathlib import Path
 
 from book.cells import ExportError, toc_chapters
-from book.conventions import convention_problems
+from book.conventions import CONVENTIONS, convention_problems
 from book.package_lint import package_problems
 from book.pages import conflict_markers, leftover_pairings, stray_pages
 from book.render import generated
@@ -76,9 +76,9 @@ from book import scaffold
 from book.prepare import prepare
 from book.run import run
 from book.sync import merge_notebook, stale_notebooks
-from book.update import hand_edited_modules, update
+from book.update import UpdateIncomplete, hand_edited_modules, update
 from book.where import where
-from book.write import check, export
+from book.write import FORCE_HINT, UPDATE_HINT, check, export
 
 
 def book_root(text: str) -> Path:
@@ -115,6 +115,11 @@ def new_chapter_command(argv: list[str]) -> int:
     for path in written:
         print(f"wrote {path.relative_to(args.root).as_posix()}")
     print(f"Now write the chapter; `make check` and `make chapter N={args.number}` check it as you go.")
+    translated = sorted(args.root.glob("locales/*/LC_MESSAGES/book/intro.po"))
+    for catalogue in translated:
+        print(f"book/intro.md is translated: its new line needs translating in "
+              f"{catalogue.relative_to(args.root).as_posix()} (`make translations` adds it; `make check` "
+              "names it until then)")
     return 0
 
 
@@ -173,9 +178,13 @@ def main(argv: list[str] | None = None) -> int:
             if diff:
                 sys.stdout.write(diff)
                 edited = [p.relative_to(args.root).as_posix() for p in hand_edited_modules(args.root)]
-                note = f" ({', '.join(edited)} edited by hand)" if edited else ""
-                print(f"\nsrc/ differs from the chapters{note}: edit the chapter, then run `make export`.",
-                      file=sys.stderr)
+                if edited:
+                    print(f"\nsrc/ differs from the chapters ({', '.join(edited)} edited by hand): carry the "
+                          f"edit into the chapters with {UPDATE_HINT} (it lists what it cannot carry, with "
+                          "the chapter line to edit instead), or make it in the chapter, then run `make export`.",
+                          file=sys.stderr)
+                else:
+                    print("\nsrc/ differs from the chapters: run `make export`.", file=sys.stderr)
                 failed = True
             else:
                 print("export --check: src/ matches the chapters")
@@ -187,12 +196,19 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"  {line}", file=sys.stderr)
                 failed = True
             else:
-                print("export --check: no stale notebook or stray page; every chapter keeps the conventions; "
-                      "the package imports, and the chapters' code cells, src/, tests/, benchmarks/, scratchbook/ and tools/ use no "
-                      "undefined name")
+                print(f"export --check: no stale notebook or stray page; every page keeps the book's "
+                      f"{len(CONVENTIONS)} conventions (tools/book/conventions.py); the package imports, and the "
+                      "chapters' code cells, src/, tests/, benchmarks/, scratchbook/ and tools/ use no undefined name")
             return 1 if failed else 0
         if args.update:
-            carried = update(args.root)
+            try:
+                carried = update(args.root)
+            except UpdateIncomplete as err:
+                for line in err.carried:
+                    print(f"carried back: {line}")
+                print(f"export --update: {err}\nMake those in the chapters by hand (the module keeps them until "
+                      f"the chapters generate them), or discard them with {FORCE_HINT}.", file=sys.stderr)
+                return 2
             for line in carried:
                 print(f"carried back: {line}")
             if not carried:

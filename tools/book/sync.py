@@ -35,7 +35,10 @@ MERGE_COMMAND = ".venv/bin/python tools/export.py --merge-notebook"
 # Options Jupyter adds to a cell as it runs it, which are not the chapter's.
 RUN_METADATA = ("execution", "ExecuteTime", "collapsed", "scrolled", "trusted", "editable", "deletable")
 # Front-matter keys that are the notebook file's own, not the chapter's.
-OWN_METADATA = ("jupytext", "kernelspec", "language_info", "widgets")
+OWN_METADATA = ("jupytext", "kernelspec", "language_info", "widgets", "scratchbook")
+# Where --merge-notebook keeps, in a notebook it left conflict markers in, the chapter it wrote:
+# the base that tells a resolution of the markers in the chapter from an edit of the notebook.
+MERGED = "merged_chapter"
 CONFLICT_START = "<<<<<<< the chapter's version ({})"
 CONFLICT_MIDDLE = "======="
 CONFLICT_END = ">>>>>>> the notebook's version ({})"
@@ -92,11 +95,17 @@ def compare(root: Path, chapter: str) -> Pair | None:
     if ours == theirs:
         return Pair(chapter, None)
     versions = []
-    for where, text in git_versions(root, chapter):
-        try:
-            versions.append((where, notebook_cells(read_myst(text, chapter))))
-        except ExportError:
-            continue
+    merged = merged_chapter(ipynb)
+    if merged:
+        versions.append(("the chapter as --merge-notebook wrote it, conflict markers included",
+                         notebook_cells(read_myst(merged, chapter))))
+    marked = any(cell[1].startswith(CONFLICT_START.split("(")[0]) for cell in ours + theirs)
+    if not (merged and marked):  # while one side holds the merge's markers, the merge is the base
+        for where, text in git_versions(root, chapter):
+            try:
+                versions.append((where, notebook_cells(read_myst(text, chapter))))
+            except ExportError:
+                continue
     found = closest_base(versions, theirs)
     where, base = found if found else ("", common_cells(ours, theirs))
     merged, conflicts = merge(base, ours, theirs)
@@ -109,6 +118,31 @@ def compare(root: Path, chapter: str) -> Pair | None:
     else:
         state = "both"
     return Pair(chapter, state, where, base, ours, theirs, merged, conflicts)
+
+
+def merged_chapter(ipynb: Path) -> str | None:
+    """The chapter text --merge-notebook wrote with conflict markers, as the notebook beside it keeps it."""
+    try:
+        with ipynb.open(encoding="utf-8") as handle:
+            metadata = json.load(handle).get("metadata", {})
+    except (OSError, ValueError):
+        return None
+    merged = (metadata.get("scratchbook") or {}).get(MERGED)
+    return merged if isinstance(merged, str) else None
+
+
+def remember_merge(ipynb: Path, text: str | None) -> None:
+    """Keep (or, with None, forget) in the notebook's metadata the chapter a merge wrote."""
+    notebook = jupytext.read(ipynb)
+    own = dict(notebook.metadata.get("scratchbook") or {})
+    own.pop(MERGED, None)
+    if text is not None:
+        own[MERGED] = text
+    if own:
+        notebook.metadata["scratchbook"] = own
+    else:
+        notebook.metadata.pop("scratchbook", None)
+    jupytext.write(notebook, ipynb)
 
 
 def notebook_state(root: Path, chapter: str) -> str | None:
@@ -236,9 +270,14 @@ def chapter_text(root: Path, chapter: str, cells: list[Cell]) -> str:
     text = jupytext.writes(notebook, fmt="md:myst", config=config)
     original = (root / chapter).read_text(encoding="utf-8")
     if cells[0] == notebook_cells(current)[0] and original.startswith("---\n") and text.startswith("---\n"):
-        # The front matter did not change: keep the chapter's own, not jupytext's restyling of it.
+        # The front matter did not change: keep the chapter's own (jupytext without this book's
+        # jupytext.toml would even drop its `export:` keys).
         text = original[:original.index("\n---\n", 3) + 5] + text[text.index("\n---\n", 3) + 5:]
-    return text
+    # Wherever else the merge changed nothing (a cell's options, blank lines), the chapter keeps
+    # its own text, not jupytext's restyling of it.
+    from scratchbook.notebook_saves import keep_unchanged_text
+
+    return keep_unchanged_text(original, text)
 
 
 def merge_notebook(root: Path, notebook: str) -> list[str]:
@@ -254,9 +293,16 @@ def merge_notebook(root: Path, notebook: str) -> list[str]:
         raise ExportError(f"{notebook}: not a notebook of this book (under {root})") from None
     if path.suffix != ".ipynb" or not (root / chapter).is_file() or not path.is_file():
         raise ExportError(f"{notebook}: give the notebook beside a chapter (book/NN_topic.ipynb)")
+    from book.pages import conflict_markers
+
     pair = compare(root, chapter)
     if pair is None or pair.state is None:
         return [f"{chapter} and {pair.notebook if pair else notebook} are in step: nothing to merge"]
+    unresolved = conflict_markers(root, [chapter])
+    if unresolved and pair.state in ("both", "unknown"):
+        raise ExportError(f"{unresolved[0]}. Resolve those in the chapter first (or in the notebook, and "
+                          "leave the chapter as the merge wrote it): merging both again would put markers "
+                          "inside markers. `make check` then says what, if anything, is left to carry over.")
     cells = merged_cells(pair)
     text = chapter_text(root, chapter, cells)
     if notebook_cells(read_myst(text, chapter)) != cells:
@@ -266,6 +312,7 @@ def merge_notebook(root: Path, notebook: str) -> list[str]:
     if pair.state != "chapter":
         write_atomic(root / chapter, text)
     update_notebook(root, chapter)
+    remember_merge(path, text if pair.conflicts else None)
     done = [f"{chapter}: written with the edits of both it and {pair.notebook}"
             if pair.state != "chapter" else f"{chapter}: unchanged (the notebook held nothing it lacks)",
             f"{pair.notebook}: brought in step with {chapter} (outputs kept)"]

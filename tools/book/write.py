@@ -30,43 +30,40 @@ def hand_edited(current: str) -> bool:
 
 
 def describe_edits(root: Path, path: Path, current: str, lines: list[tuple[str, Origin | None]] | None,
-                   limit: int = 3) -> list[str]:
-    """One line per hand-edited region of `path`: where it is, and which chapter line to edit."""
+                   limit: int = 5) -> list[str]:
+    """One line per hand-edited region of `path`: where it is, the chapter line to edit, and whether
+    `--update` carries it there."""
+    from book.update import edits_of
+
     rel = path.relative_to(root).as_posix()
     if lines is None:
         return [f"  {rel}: no chapter in _toc.yml generates it any more"]
-    wanted = [text for text, _ in lines]
-    have = current.split("\n")[:-1] if current.endswith("\n") else current.split("\n")
+    edits = edits_of(rel, lines, current)
+    if not edits:  # only lines the exporter writes itself differ
+        wanted = [text for text, _ in lines]
+        have = current.split("\n")[:-1] if current.endswith("\n") else current.split("\n")
+        matcher = difflib.SequenceMatcher(None, wanted, have, autojunk=False)
+        for tag, j1, j2, i1, i2 in matcher.get_opcodes():
+            origin = next((o for _, o in lines[j1:max(j2, j1 + 1)] if o), None)
+            if tag != "equal" and origin is not None and origin.kind == "taught in":
+                return [f"  {rel}:{i1 + 1}: a docstring's `Taught in` line, which the exporter writes from the "
+                        f"heading above the cell: change that heading, or move the cell, in {origin.chapter} (the "
+                        f"docstring closes at line {origin.line})"]
+        return [f"  {rel}: the generated header (nothing to carry back)"]
     notes = []
-    matcher = difflib.SequenceMatcher(None, wanted, have, autojunk=False)
-    for tag, j1, j2, i1, i2 in matcher.get_opcodes():
-        if tag == "equal" or (j2 - j1 == i2 - i1 == 1 and wanted[j1].startswith(FINGERPRINT_MARK)):
-            continue
-        origin = next((o for _, o in lines[j1:max(j2, j1 + 1)] if o), None) or \
-            next((o for _, o in reversed(lines[:j1]) if o), None)
-        where = f"{rel}:{i1 + 1}" + (f"-{i2}" if i2 > i1 + 1 else "")
-        if i2 > i1:
-            shown = have[i1].strip()
-            shown = shown[:50] + "..." if len(shown) > 53 else shown
-            where += f" `{shown}`" if shown else ""
+    for edit in edits:
+        shown = edit.have[0].strip() if edit.have else ""
+        shown = shown[:50] + "..." if len(shown) > 53 else shown
+        where = edit.where + (f" `{shown}`" if shown else " (lines deleted)" if not edit.have else "")
+        if edit.reason:
+            notes.append(f"  {where}: {edit.reason} (`--update` cannot carry it)")
         else:
-            where += " (lines deleted)"
-        if origin is None:
-            notes.append(f"  {where}: the generated header (nothing to carry back)")
-        elif origin.kind == "taught in":
-            notes.append(f"  {where}: a docstring's `Taught in` line, which the exporter writes from the "
-                         f"heading above the cell: change that heading, or move the cell, in "
-                         f"{origin.chapter} (the docstring closes at line {origin.line})")
-        elif origin.kind == "docstring":
-            notes.append(f"  {where}: the module docstring: edit `export_doc:` in the front matter of "
-                         f"{origin.chapter}:{origin.line}")
-        else:
-            what = {"code": "the code of an exported cell", "cell": "in the exported cell that starts there",
-                    "import": "an import of an exported cell",
-                    "section comment": "the exported cell there; the comment names the heading above it"}
-            notes.append(f"  {where}: edit {origin.chapter}:{origin.line} instead ({what[origin.kind]})")
-        if len(notes) == limit:
-            notes.append("  ... (`.venv/bin/python tools/export.py --check` shows every difference)")
+            place = (f"insert after {edit.chapter}:{edit.last}" if edit.last < edit.first
+                     else f"edit {edit.chapter}:{edit.first}" + (f"-{edit.last}" if edit.last > edit.first else ""))
+            notes.append(f"  {where}: {place} instead (the code of an exported cell: `--update` carries it there)")
+        if len(notes) == limit and len(edits) > limit:
+            notes.append(f"  ... and {len(edits) - limit} more (`.venv/bin/python tools/export.py --check` shows "
+                         "every difference)")
             break
     return notes
 

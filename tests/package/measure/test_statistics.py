@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from conftest import ROOT
+from support import ROOT
 from scratchformer.measure.statistics import interval_text, paired_difference, t_cdf, t_quantile
 
 # The 97.5% and 99.5% points of Student's t, from the standard tables (to 6 decimals).

@@ -6,9 +6,7 @@ Everything here runs on tiny reviews the tests write themselves; nothing needs I
 
 from __future__ import annotations
 
-import gzip
 import json
-import random
 import subprocess
 import sys
 import types
@@ -38,33 +36,8 @@ from scratchformer.runs.checkpoint import (load_checkpoint, read_checkpoint,
 from scratchformer.train.engine import TrainConfig
 from scratchformer.train.loop import classify_texts
 
-from conftest import run_under_torchrun
-
-POSITIVE = ["great", "wonderful", "loved", "superb", "brilliant"]
-NEGATIVE = ["awful", "boring", "hated", "terrible", "dreadful"]
-FILLER = ["the", "movie", "plot", "actor", "scene", "was", "a", "and", "camera", "story"]
-
-
-def toy_reviews(count: int, seed: int) -> ReviewSplit:
-    """Reviews whose label is told by two sentiment words hidden in neutral filler."""
-    rng = random.Random(seed)
-    texts, labels = [], []
-    for i in range(count):
-        label = i % 2
-        words = [rng.choice(FILLER) for _ in range(rng.randint(3, 30))]
-        for _ in range(2):
-            words.insert(rng.randint(0, len(words)), rng.choice(POSITIVE if label else NEGATIVE))
-        texts.append(" ".join(words) + "<br /><br />The end.")
-        labels.append(label)
-    return ReviewSplit(texts, labels, "toy")
-
-
-def write_jsonl(path: Path, split: ReviewSplit) -> None:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "wt", encoding="utf-8") as handle:
-        for text, label in zip(split.texts, split.labels):
-            handle.write(json.dumps({"text": text, "label": label}) + "\n")
-
+from support.runs import run_under_torchrun
+from support.toy import tiny_config, toy_loaders, toy_reviews, write_jsonl
 
 @pytest.fixture(scope="module")
 def toy_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -72,11 +45,6 @@ def toy_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_jsonl(folder / "train.jsonl", toy_reviews(64, seed=1))
     write_jsonl(folder / "test.jsonl", toy_reviews(32, seed=2))
     return folder
-
-
-def tiny_config(**changes: object) -> BertConfig:
-    settings_ = {"d_model": 16, "num_layers": 2, "num_heads": 2, "d_hidden": 32, "max_len": 32, "dropout": 0.0}
-    return BertConfig(**{**settings_, **changes})
 
 
 # --- special tokens and encoding -------------------------------------------------------------
@@ -395,12 +363,6 @@ def test_review_loader_batches(tmp_path: Path) -> None:
 
 
 # --- training, checkpoints, resuming ------------------------------------------------------------
-
-
-def toy_loaders(cache: Path, batch_size: int = 16) -> tuple[ReviewLoader, ReviewLoader]:
-    ids, labels = encode_reviews(toy_reviews(80, seed=7), max_len=32, cache_dir=cache)
-    fit = ReviewLoader(ids[:64], labels[:64], batch_size, shuffle=True, seed=0, length_groups=2)
-    return fit, ReviewLoader(ids[64:], labels[64:], 16)
 
 
 def test_training_lowers_the_loss(tmp_path: Path, device: torch.device) -> None:

@@ -30,7 +30,8 @@ from scratchformer.tokenize.gpt2_files import END_OF_TEXT
 from scratchformer.train.gpt import (GPTTrainConfig, gpt_preset, load_gpt,
                                      save_gpt_checkpoint, train_gpt)
 
-from conftest import run_under_torchrun, toy_texts
+from support.runs import run_under_torchrun, tiny_run_arguments
+from support.toy import toy_texts
 
 def tiny_model(device: torch.device | str = "cpu", **changes: object) -> GPTModel:
     settings = {"vocab_size": 40, "context_length": 24, "d_model": 16, "num_layers": 2,
@@ -491,12 +492,6 @@ def test_kneser_ney_refuses_what_it_cannot_count(stream: list[int], vocab_size: 
 
 
 # --- the command line ------------------------------------------------------------------------
-
-
-def tiny_run_arguments(toy_dir: Path, out: Path, cache: Path) -> list[str]:
-    return ["train-gpt", "--data", str(toy_dir), "--out", str(out), "--config", "tiny",
-            "--device", "cpu", "--val-documents", "20", "--tokenizer-documents", "100",
-            "--heldout", "10", "--cache", str(cache), "--no-progress", "--threads", "1"]
 
 
 def test_train_gpt_and_generate_commands(tmp_path: Path, toy_dir: Path, capsys: pytest.CaptureFixture) -> None:

@@ -22,7 +22,8 @@ from scratchformer.train.pretrain import (PretrainConfig, encode_labelled,
                                           generator_config_of, load_pretrained_encoder,
                                           read_pretraining, save_pretraining)
 
-from conftest import run_under_torchrun, toy_texts
+from support.runs import pretrain_arguments, run_under_torchrun
+from support.toy import toy_texts
 
 VOCAB, MASK = 1000, 999
 SPECIAL = SpecialIds(pad=996, cls=997, sep=998)
@@ -208,12 +209,6 @@ def test_a_corrupt_or_foreign_snapshot_is_refused(tmp_path: Path) -> None:
     save_pretraining(path, BertForMaskedLM(config()), PretrainConfig(objective="electra"))
     with pytest.raises(ValueError, match="weights do not fit"):
         read_pretraining(path)
-
-
-def pretrain_arguments(toy_dir: Path, out: Path) -> list[str]:
-    return ["pretrain", "--data", str(toy_dir), "--out", str(out), "--config", "tiny",
-            "--device", "cpu", "--val-documents", "20", "--tokenizer-documents", "100",
-            "--no-progress", "--threads", "1"]
 
 
 @pytest.mark.parametrize("objective", ["mlm", "electra", "next-token"])

@@ -11,7 +11,8 @@ from scratchformer.tokenize.gpt2_files import END_OF_TEXT
 from scratchformer.train.transfer import (GPTClassifier, classification_accuracy,
                                           encode_for_gpt, fine_tune)
 
-from conftest import toy_texts
+from support.runs import tiny_run_arguments
+from support.toy import toy_texts
 
 
 def toy_classifier(vocab_size: int, seed: int = 0) -> GPTClassifier:
@@ -97,8 +98,7 @@ def test_the_recorded_comparison_runs_end_to_end(tmp_path, toy_dir) -> None:
     import sys
 
     from scratchformer.cli.commands import main
-    from conftest import ROOT
-    from test_gpt import tiny_run_arguments
+    from support import ROOT
 
     gpt = tmp_path / "gpt"
     assert main([*tiny_run_arguments(toy_dir, gpt, tmp_path / "cache"), "--no-labels"]) == 0

@@ -10,7 +10,6 @@ attention weights equal to chapter 4's; the GPT's greedy continuations of 20 pro
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 
 import numpy as np
@@ -32,25 +31,10 @@ from scratchformer.runs.checkpoint import save_checkpoint  # noqa: E402
 from scratchformer.tokenize.bpe import BPETokenizer  # noqa: E402
 from scratchformer.train.gpt import save_gpt_checkpoint  # noqa: E402
 from scratchformer.web.export import ClassifierForWeb, export_web  # noqa: E402
+from support.web import reviews, session_of  # noqa: E402
 
 pytestmark = pytest.mark.slow
 MAX_LEN = 64
-WORDS = ["the", "film", "was", "not", "bad", "at", "all", "great", "awful", "boring", "I",
-         "loved", "hated", "it", "plot", "acting", "superb", "dull", "!", ".", ",", "苹果",
-         "😀", "<br />", "10/10"]
-
-
-def session_of(path: Path) -> "ort.InferenceSession":
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = options.inter_op_num_threads = 1  # a shared machine
-    return ort.InferenceSession(path, options)
-
-
-def reviews(count: int, seed: int = 0) -> list[str]:
-    rng = random.Random(seed)
-    return [" ".join(rng.choices(WORDS, k=rng.randint(1, 80))) for _ in range(count)]
-
-
 @pytest.fixture(scope="module")
 def classifier_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     """A small mean-pooling classifier, a few training steps on toy reviews, exported."""

@@ -28,8 +28,7 @@ ort = pytest.importorskip("onnxruntime", reason="onnxruntime is not installed")
 import scratchformer.web.export as web_export  # noqa: E402
 from scratchformer.cli.commands import main  # noqa: E402
 from scratchformer.train.classify import load_classifier  # noqa: E402
-from test_web_export import reviews, session_of  # noqa: E402
-from test_web_tokenizer import NODE, run_node  # noqa: E402
+from support.web import NODE, reviews, run_node, session_of  # noqa: E402
 
 pytestmark = pytest.mark.slow
 TINY = ["--config", "tiny", "--device", "cpu", "--no-progress", "--threads", "1"]

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import torch
 
-from conftest import ROOT
+from support import ROOT
 from scratchformer.models.gpt import (GPTConfig, GPTModel, generate,
                                       next_token_probabilities)
 

@@ -9,24 +9,19 @@ classifier's, cut as tiktoken cuts) and one trained as chapter 12 trains the GPT
 
 from __future__ import annotations
 
-import json
 import os
 import random
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
 from scratchformer.data.framing import clean_review, encode_review, review_token_lists
 from scratchformer.data.windows import SPECIAL_TOKENS
 from scratchformer.tokenize.bpe import NEWER_UNICODE_LETTERS, PROBE_TEXT, BPETokenizer
 from scratchformer.web.tokenizer import js_pattern, tokenizer_record
+from support.web import NODE, run_node
 
-NODE = shutil.which("node")
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed")
-RUNNER = ROOT / "tests" / "web_tokenize.mjs"
 MAX_LEN = 64
 
 # Chapter 1's hard cases and the places where JavaScript's regular expressions differ from
@@ -65,17 +60,6 @@ def generated_reviews(count: int, seed: int = 0) -> list[str]:
         separators = rng.choices([" ", " ", " ", "", "  ", ", ", ". "], k=len(words))
         reviews.append("".join(w + s for w, s in zip(words, separators)))
     return reviews
-
-
-def run_node(record: dict, texts: list[str], tmp_path: Path) -> list[dict]:
-    path = tmp_path / "tokenizer.json"
-    path.write_text(json.dumps(record), encoding="utf-8")
-    result = subprocess.run([NODE, str(RUNNER), str(path)], input=json.dumps(texts),
-                            capture_output=True, text=True, timeout=1800, cwd=ROOT)
-    assert result.returncode == 0, result.stderr[-3000:]
-    output = json.loads(result.stdout)
-    print(f"node: {len(texts):,} texts in {output['seconds']:.1f} s")
-    return output["results"]
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""The `scratchformer` command as the tests run it.
+"""The `scratchformer` command as the tests run it, and the arguments of its tiny runs.
 
 `cli` calls the command's `main` in this process, with its own stdin, stdout, stderr,
 environment and working folder: what a test of the command's logic needs (what it writes,
@@ -96,3 +96,52 @@ def refused(result: Finished | subprocess.CompletedProcess, *phrases: str) -> No
     assert "Traceback" not in result.stderr, result.stderr[-3000:]
     for phrase in phrases:
         assert phrase in result.stderr, (phrase, result.stderr[-3000:])
+
+
+# --- tiny runs -------------------------------------------------------------------------------
+
+
+def tiny(data: Path, out: Path, cache: Path, *more: str) -> list[str]:
+    return ["train-imdb", "--data", str(data), "--out", str(out), "--config", "tiny", "--device", "cpu",
+            "--cache", str(cache), "--no-progress", "--threads", "1", *more]
+
+
+def timeless(results: dict) -> dict:
+    """What a run computed, without what depends on the clock and the command line."""
+    clock = {"seconds", "tokens_per_second"}
+    return {"history": [{k: v for k, v in r.items() if k not in clock} for r in results["history"]],
+            "test": results["test"], "validation": results["validation"], "best_step": results["best_step"]}
+
+
+def dead_pid() -> int:
+    return int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                              text=True).stdout)
+
+
+def tiny_run_arguments(toy_dir: Path, out: Path, cache: Path) -> list[str]:
+    return ["train-gpt", "--data", str(toy_dir), "--out", str(out), "--config", "tiny",
+            "--device", "cpu", "--val-documents", "20", "--tokenizer-documents", "100",
+            "--heldout", "10", "--cache", str(cache), "--no-progress", "--threads", "1"]
+
+
+def pretrain_arguments(toy_dir: Path, out: Path) -> list[str]:
+    return ["pretrain", "--data", str(toy_dir), "--out", str(out), "--config", "tiny",
+            "--device", "cpu", "--val-documents", "20", "--tokenizer-documents", "100",
+            "--no-progress", "--threads", "1"]
+
+
+def run_under_torchrun(tmp_path: Path, arguments: list[str]) -> subprocess.CompletedProcess:
+    """`scratchformer ARGUMENTS` as two CPU processes under torchrun, on a free local
+    port, one thread each; the finished process (its output captured)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    runner = tmp_path / "run_cli.py"
+    runner.write_text("import sys\nfrom scratchformer.cli.commands import main\nsys.exit(main())\n")
+    env = {**os.environ, "GLOO_SOCKET_IFNAME": "lo", "OMP_NUM_THREADS": "1"}
+    command = [sys.executable, "-m", "torch.distributed.run", "--nnodes=1",
+               "--nproc_per_node=2", "--master_addr=127.0.0.1", f"--master_port={port}",
+               str(runner), *arguments]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
