@@ -230,7 +230,7 @@ def largest_errors_table(recorded: dict) -> Markdown:
     glue_md("errors_with_verdict", f"{with_verdict(recorded['largest_errors']):.0%}")
     error_rows = []
     for item in recorded["largest_errors"]:
-        text = item["text"][:110].replace("|", "/").replace("`", "'").replace("<br />", " ")
+        text = item["text"][:75].replace("|", "/").replace("`", "'").replace("<br />", " ")
         error_rows.append([text + "...", item["true_label"],
                            f"{item['label']} ({item['probabilities'][item['label']]:.4f})",
                            spread(item)])
