@@ -110,7 +110,7 @@ def training_curves(cpu_run: dict) -> None:
     epoch_ends = [r["reviews_seen"] / 1000 for r, after in zip(history, history[1:])
                   if r["epoch"] != after["epoch"]]
     # The loss of every batch across the top; the validations' loss and accuracy below.
-    fig = plt.figure(figsize=(8, 5))
+    fig = plt.figure(figsize=(8, 4.6))
     grid = fig.add_gridspec(2, 2)
     axes = [fig.add_subplot(grid[0, :]), fig.add_subplot(grid[1, 0]),
             fig.add_subplot(grid[1, 1])]
@@ -149,7 +149,7 @@ def predictions_table(recorded: dict) -> Markdown:
     Described in chapter 11, section "Saving, loading and classifying new text"."""
     prediction_rows = []
     for item in recorded["predictions"]:
-        text = item["text"] if len(item["text"]) <= 80 else item["text"][:77] + "..."
+        text = item["text"] if len(item["text"]) <= 60 else item["text"][:57] + "..."
         probability = item["probabilities"][item["label"]]
         prediction_rows.append([text.replace("|", "/"), item["label"], f"{probability:.3f}"])
     not_bad = recorded_item(recorded, "Not bad at all.")
