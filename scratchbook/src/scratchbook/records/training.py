@@ -45,7 +45,7 @@ def review_lengths_figure(lengths: np.ndarray, data_kind: str) -> None:
     """A histogram of the reviews' lengths in tokens, with the 254 that fit marked.
 
     Described in chapter 11, section "Tokens"."""
-    fig, ax = plt.subplots(figsize=(7, 3))
+    fig, ax = plt.subplots(figsize=(7, 2.3))
     ax.hist(np.minimum(lengths, 1200), bins=60, color="#4c72b0")
     ax.axvline(254, color="crimson",
                label="254 tokens: what fits between [CLS] and [SEP] at max_len 256")
@@ -110,7 +110,7 @@ def training_curves(cpu_run: dict) -> None:
     epoch_ends = [r["reviews_seen"] / 1000 for r, after in zip(history, history[1:])
                   if r["epoch"] != after["epoch"]]
     # The loss of every batch across the top; the validations' loss and accuracy below.
-    fig = plt.figure(figsize=(8, 6.4))
+    fig = plt.figure(figsize=(8, 4.6))
     grid = fig.add_gridspec(2, 2)
     axes = [fig.add_subplot(grid[0, :]), fig.add_subplot(grid[1, 0]),
             fig.add_subplot(grid[1, 1])]
@@ -149,7 +149,7 @@ def predictions_table(recorded: dict) -> Markdown:
     Described in chapter 11, section "Saving, loading and classifying new text"."""
     prediction_rows = []
     for item in recorded["predictions"]:
-        text = item["text"] if len(item["text"]) <= 80 else item["text"][:77] + "..."
+        text = item["text"] if len(item["text"]) <= 60 else item["text"][:57] + "..."
         probability = item["probabilities"][item["label"]]
         prediction_rows.append([text.replace("|", "/"), item["label"], f"{probability:.3f}"])
     not_bad = recorded_item(recorded, "Not bad at all.")
@@ -230,7 +230,7 @@ def largest_errors_table(recorded: dict) -> Markdown:
     glue_md("errors_with_verdict", f"{with_verdict(recorded['largest_errors']):.0%}")
     error_rows = []
     for item in recorded["largest_errors"]:
-        text = item["text"][:110].replace("|", "/").replace("`", "'").replace("<br />", " ")
+        text = item["text"][:75].replace("|", "/").replace("`", "'").replace("<br />", " ")
         error_rows.append([text + "...", item["true_label"],
                            f"{item['label']} ({item['probabilities'][item['label']]:.4f})",
                            spread(item)])
