@@ -11,12 +11,16 @@ callers assemble the recipe: `scratchformer.data.review_cache.tokenizer_fingerpr
 and checking a file against a pinned digest (chapter 1 checks GPT-2's files itself).
 """
 
+from __future__ import annotations
+
 import hashlib
 import json
 import os
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from torch import Tensor
+if TYPE_CHECKING:  # torch only for the annotation: the scripts that refuse their arguments
+    from torch import Tensor  # through scratchformer.cli.args must not wait for torch to load
 
 
 def bytes_sha256(data: bytes) -> str:
