@@ -111,6 +111,8 @@ EXPECTED_IN_HTML: dict[str, list[str]] = {
         "-2.41 points (95% interval -2.80 to -2.01", "p = 0.16",
         "42.7%", "34.6% to 51.0%", "56.0%", "57.3%", "88.91%", "88.66%",  # the order pairs
         "61 of the 80", "orders 9 and reverses 21", "p = 0.04",  # the written reviews and pairs
+        "+0.394", "+0.395",  # the box's model: A and beautifully, alike by position
+        "23 of the 24", "19 of the 80",  # the box's parts on clear reviews; its written-set errors
     ],
     "book/experiments_11.html": [
         "87.52%", "-0.65 points (95% interval -1.01 to -0.29",  # counting on the 254 tokens read
@@ -143,6 +145,11 @@ EXPECTED_IN_HTML: dict[str, list[str]] = {
         "54.0%", "31",  # agreement with the requested sentiment (fine-tuned); identical pairs
         "+8.0", "+0.00067", "1.15",  # judged, paired; likelihood (mean of per-review gaps)
         "49,261",  # the unlabelled reviews chapter 11's served model also learned from
+        "1.0 times as fast", "4.7 times as fast", "52 tokens per second",  # the box's cache
+        "312", "11.2 on 2",  # in Chromium: the long prompt's tokens; the machine's load
+    ],
+    "book/web.html": [
+        "1.0 to 1.3 MB", "14.3 MB", "14 kB", "7.0 MB", "6.1 MB", "21.3 MB", "20.3 MB",  # bytes
     ],
     "book/09_transformer_block.html": [
         "0.655", "0.0607", "0.507", "1.603", "-0.873", "0.304", "-0.020", "-1.522",
