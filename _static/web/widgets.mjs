@@ -102,6 +102,8 @@ function classifierWidget(root, name) {
   let worker = null, inFlight = false, again = false, width = 0, hover = null, shownWindow = 0;
   let rendering = 0;  // the verdicts shown so far: a newer one stops the tokens of an older
   let asked = "";  // the text of the verdict in flight
+  let sent = 0;  // reviews sent to the worker, which answers each with a verdict, then its parts
+  let spans = [], shownTokens = Promise.resolve(true), shownLabels = [];
 
   function classify() {
     if (!worker) return;
@@ -110,7 +112,17 @@ function classifierWidget(root, name) {
     inFlight = true;
     again = false;
     asked = review.value;
+    sent++;
     worker.postMessage({ type: "classify", text: asked });
+  }
+
+  // The box has settled when the verdict and the parts on show are for the text in the box.
+  function settle(render) {
+    shownTokens.then((current) => {
+      if (current !== false && render === rendering && !inFlight && !again && render === sent) {
+        root.dataset.pending = "false";
+      }
+    });
   }
 
   function showVerdict(result) {
@@ -126,10 +138,13 @@ function classifierWidget(root, name) {
       delete truncation.dataset.dropped;
       $(root, ".sf-tokens").replaceChildren();
       $(root, ".sf-pushes").replaceChildren();
+      $(root, ".sf-parts").textContent = "";
       $(root, ".sf-attention").hidden = true;
+      spans = [];
+      shownTokens = Promise.resolve(true);
       return;
     }
-    const { probability, ids, real, contributions: shares, labels, dropped, cutAt } = result;
+    const { probability, ids, real, labels, dropped, cutAt } = result;
     const windows = result.windows || 1;  // a model that reads in windows says how many
     verdict.textContent = `${probability >= 0.5 ? say("positive", "正面") : say("negative", "负面")}` +
       say(": ", "：") + `P(positive) = ${probability.toFixed(4)} ${say("(", "（")}` +
@@ -171,41 +186,78 @@ function classifierWidget(root, name) {
       delete truncation.dataset.windows;
     }
     windowControl(windows);
-    let biggest = 1e-9;
-    for (const share of shares) biggest = Math.max(biggest, Math.abs(share));
+    // The tokens, uncoloured until their parts come (showParts); [CLS] and [SEP] stay so: the
+    // baseline holds them.
     const spansOf = (from, to) => labels.slice(from, to).map((label, j) => {
-      const i = from + j;
       const span = document.createElement("span");
       span.textContent = label;
-      const level = Math.round(LEVELS * Math.abs(shares[i]) / biggest);
-      span.className = `${shares[i] >= 0 ? "sf-up" : "sf-down"} sf-level-${level}`;
-      span.title = signed(shares[i], 4);
-      span.dataset.contribution = String(shares[i]);
+      span.className = /^\[(CLS|SEP)\]$/.test(label) ? "sf-frame" : "sf-token";
+      spans[from + j] = span;
       return span;
     });
-    let settled;
+    spans = new Array(labels.length);
+    shownLabels = labels;
+    let settled = true;
     if (windows > 1) {
       settled = showWindows(render, windows, result.windowStarts.concat([labels.length]), spansOf);
     } else {
-      const spans = spansOf(0, labels.length);
+      const shown = spansOf(0, labels.length);
       if (cutAt !== null) {
         const marker = document.createElement("span");
         marker.className = "sf-cut";
         marker.textContent = say(`⋯ ${dropped.toLocaleString("en")} tokens dropped ⋯`, `⋯ 丢弃了 ${dropped} 个词元 ⋯`);
-        spans.splice(cutAt, 0, marker);
+        shown.splice(cutAt, 0, marker);
       }
-      $(root, ".sf-tokens").replaceChildren(...spans);
+      $(root, ".sf-tokens").replaceChildren(...shown);
     }
-    // The contributions as text: the five strongest each way, signed.
-    const order = shares.map((share, i) => i);
-    const strongest = (sign) => order.filter((i) => sign * shares[i] > 0)
-      .sort((a, b) => sign * (shares[b] - shares[a])).slice(0, 5)
-      .map((i) => `${quoted(labels[i])} ${signed(shares[i], 3)}`).join(", ") || say("none", "无");
+    shownTokens = Promise.resolve(settled);
+    const parts = $(root, ".sf-parts");
+    parts.textContent = say("Working out each token's part…", "正在计算每个词元的份额…");
+    for (const key of ["baseline", "sum", "gap"]) delete parts.dataset[key];
+    $(root, ".sf-pushes").replaceChildren();
+    $(root, ".sf-attention").hidden = false;
+  }
+
+  // Each token's part of the verdict against the empty review (worker.mjs, `reading`): its colour
+  // (green and underlined towards positive, red and dotted towards negative, one of ten shades
+  // by its size against the largest), its number on hover, the five largest each way in words,
+  // and the sum with the baseline.
+  function showParts(data, render) {
+    const line = $(root, ".sf-parts");
+    if (data.skipped) {
+      line.textContent = say(`Each token's part costs two more runs of the model: the box works them ` +
+        `out for reviews of up to ${data.limit.toLocaleString("en")} tokens, and this one has ` +
+        `${data.tokens.toLocaleString("en")}.`,
+        `每个词元的份额要再运行模型两次：这个框只为不超过 ${data.limit} 个词元的影评计算，` +
+        `而这篇有 ${data.tokens} 个。`);
+      return;
+    }
+    const { parts, baseline, gap } = data;
+    let biggest = 1e-9, sum = 0;
+    for (const part of parts) if (part != null) { biggest = Math.max(biggest, Math.abs(part)); sum += part; }
+    shownTokens.then((current) => {
+      if (current === false || render !== rendering) return;
+      parts.forEach((part, i) => {
+        if (part == null || !spans[i]) return;
+        const level = Math.round(LEVELS * Math.abs(part) / biggest);
+        spans[i].className = `${part >= 0 ? "sf-up" : "sf-down"} sf-level-${level}`;
+        spans[i].title = signed(part, 4);
+        spans[i].dataset.contribution = String(part);
+      });
+    });
+    line.textContent = say(`Parts against the empty review: its logit gap ${signed(baseline, 3)} (the ` +
+      `baseline) + the tokens' parts ${signed(sum, 3)} = ${signed(gap, 3)}, this review's logit gap, ` +
+      "log P(positive) − log P(negative).",
+      `相对于空影评的份额：空影评的 logit 差 ${signed(baseline, 3)}（基线）+ 各词元的份额 ` +
+      `${signed(sum, 3)} = ${signed(gap, 3)}，即这篇影评的 logit 差 log P(positive) − log P(negative)。`);
+    Object.assign(line.dataset, { baseline: String(baseline), sum: String(sum), gap: String(gap) });
+    const order = parts.map((part, i) => i).filter((i) => parts[i] != null);
+    const strongest = (sign) => order.filter((i) => sign * parts[i] > 0)
+      .sort((a, b) => sign * (parts[b] - parts[a])).slice(0, 5)
+      .map((i) => `${quoted(shownLabels[i])} ${signed(parts[i], 3)}`).join(", ") || say("none", "无");
     $(root, ".sf-pushes").replaceChildren(
       Object.assign(document.createElement("li"), { textContent: say("Towards positive: ", "推向正面：") + strongest(1) }),
       Object.assign(document.createElement("li"), { textContent: say("Towards negative: ", "推向负面：") + strongest(-1) }));
-    $(root, ".sf-attention").hidden = false;
-    return settled;
   }
 
   // The tokens of a review read in windows, a block for each window that begins by naming it.
@@ -323,16 +375,31 @@ function classifierWidget(root, name) {
     classify();
   }, (data) => {
     if (data.type === "drawn") { showDrawn(data); return; }
+    if (data.type === "parts-progress") {
+      $(root, ".sf-parts").textContent = say(`Working out each token's part: ${data.done} of ${data.total} runs…`,
+        `正在计算每个词元的份额：已运行 ${data.total} 次中的 ${data.done} 次…`);
+      return;
+    }
+    if (data.type === "parts") {
+      showParts(data, rendering);
+      settle(rendering);
+      return;
+    }
     if (data.type !== "verdict") return;
     inFlight = false;
-    const settled = showVerdict(data);  // a review read in windows: when all its tokens are shown
+    showVerdict(data);  // a review read in windows: its tokens are shown a window at a time
     if (again) { classify(); return; }
-    Promise.resolve(settled).then((current) => {
-      // false: the verdict and its tokens are for the text in the box
-      if (current !== false && !inFlight && !again) root.dataset.pending = "false";
-    });
+    if (data.empty) settle(rendering);  // an empty box gets no parts
   });
   review.addEventListener("input", classify);
+  // The page's buttons that put a text in the box (chapter 11 lists the model's errors so).
+  for (const button of document.querySelectorAll(".sf-try")) {
+    button.addEventListener("click", () => {
+      review.value = button.dataset.text;
+      review.focus();  // loads the model, the first time
+      classify();
+    });
+  }
   $(root, ".sf-layer").addEventListener("change", view);
   $(root, ".sf-head").addEventListener("change", view);
   new ResizeObserver(([entry]) => {
@@ -348,7 +415,9 @@ function gptWidget(root, name) {
   const message = $(root, ".sf-message");
   const speed = $(root, ".sf-speed");
   const progress = $(root, ".sf-written");
-  const buttons = [".sf-step", ".sf-run", ".sf-reset", ".sf-cache"].map((s) => $(root, s));
+  const rates = $(root, ".sf-rates");
+  const buttons = [".sf-step", ".sf-run", ".sf-reset", ".sf-cache", ".sf-long", ".sf-compare"]
+    .map((s) => $(root, s));
   let worker = null;
 
   function setRunning(running) {
@@ -368,15 +437,31 @@ function gptWidget(root, name) {
     worker.postMessage({ type: "reset", prompt: $(root, ".sf-prompt").value,
                          sentiment: $(root, ".sf-sentiment").value });
   }
-  function run(count) {
+  function run(count, type = "run") {
     if (!worker || root.dataset.running === "true") return;
     setRunning(true);
     message.textContent = "";
     worker.postMessage({
-      type: "run", count, cache: $(root, ".sf-cache").checked,
+      type, count, cache: $(root, ".sf-cache").checked,
       temperature: $(root, ".sf-temperature").value,
       topK: $(root, ".sf-topk").value, topP: $(root, ".sf-topp").value,
     });
+  }
+  // The two rates of one comparison, side by side.
+  function showRates({ made, cachedSeconds, replayed, uncachedSeconds, before }) {
+    const cached = made / cachedSeconds, uncached = replayed / uncachedSeconds;
+    const rate = (x) => (Number.isFinite(x) ? say(`${x.toFixed(1)} tokens/s`, `每秒 ${x.toFixed(1)} 个词元`)
+      : say("none", "无"));
+    const ratio = Number.isFinite(cached / uncached) ? (cached / uncached).toFixed(1) : null;
+    rates.replaceChildren(...[
+      say(`with the cache: ${rate(cached)}`, `使用缓存：${rate(cached)}`),
+      say(`without: ${rate(uncached)}`, `不使用：${rate(uncached)}`),
+      say(`(${tokenCount(made)} after a text of ${before}` + (ratio ? `; ${ratio}× as fast with it)` : ")"),
+          `（在 ${before} 个词元的文本之后写 ${made} 个词元` + (ratio ? `；用缓存快 ${ratio} 倍）` : "）")),
+    ].map((text) => Object.assign(document.createElement("span"), { textContent: text })));
+    Object.assign(rates.dataset, { cached: String(cached), uncached: String(uncached),
+                                   before: String(before), made: String(made) });
+    rates.dataset.runs = String(Number(rates.dataset.runs || 0) + 1);
   }
   function showBars(top) {
     $(root, ".sf-bars").replaceChildren(...top.map(({ label, p }) => {
@@ -407,11 +492,31 @@ function gptWidget(root, name) {
       progress.max = Math.max(1, data.count);
       progress.value = 0;
       progress.hidden = false;
-      speed.textContent = say(`Writing ${tokenCount(data.count)}…`, `正在写 ${data.count} 个词元…`);
+      speed.textContent = say(`Writing ${tokenCount(data.count)}` + (data.comparing ? " with the cache…" : "…"),
+        `正在写 ${data.count} 个词元` + (data.comparing ? "（用缓存）…" : "…"));
     } else if (data.type === "token") {
       showText(data);
       showBars(data.top);
       progress.value = data.made;
+    } else if (data.type === "replaying") {
+      progress.max = Math.max(1, data.count);
+      progress.value = 0;
+      progress.hidden = false;
+      speed.textContent = say(`Reading the same ${tokenCount(data.count)} again without the cache…`,
+        `不使用缓存，再读一遍同样的 ${data.count} 个词元…`);
+    } else if (data.type === "replayed") {
+      progress.value = data.replayed;
+    } else if (data.type === "compared") {
+      setRunning(false);
+      progress.hidden = true;
+      speed.textContent = data.stopped ? say("Stopped; the rates are for the tokens timed before Stop.",
+        "已停止；速度只算停止之前计时的词元。") : "";
+      showRates(data);
+      if (data.ended) {
+        message.textContent = say(`The model wrote ${data.ended}: the review shown ends there (the ` +
+          "timing went on to the count asked for). Reset to start another.",
+          `模型写出了 ${data.ended}：显示的影评到此为止（计时继续到所要求的词元数）。点“重置”开始另一篇。`);
+      }
     } else if (data.type === "refused") {
       setRunning(false);
       message.textContent = data.message;
@@ -446,6 +551,11 @@ function gptWidget(root, name) {
   $(root, ".sf-reset").addEventListener("click", reset);
   $(root, ".sf-step").addEventListener("click", () => run("1"));
   $(root, ".sf-run").addEventListener("click", () => run($(root, ".sf-count").value));
+  $(root, ".sf-compare").addEventListener("click", () => run($(root, ".sf-count").value, "compare"));
+  $(root, ".sf-long").addEventListener("click", () => {
+    $(root, ".sf-prompt").value = $(root, ".sf-long-text").content.textContent.trim().replace(/\s+/g, " ");
+    reset();
+  });
   $(root, ".sf-stop").addEventListener("click", () => {
     worker?.postMessage({ type: "stop" });
     speed.textContent = say("Stopping…", "正在停止…");

@@ -4,6 +4,7 @@
 // arrive, then answers the box's messages: a review to classify, or tokens to write, one
 // message per token as it is sampled, until the count, a Stop, the end of text or a full context.
 import { BPETokenizer, cleanReview, frameTokens, reviewWindows } from "./bpe.mjs";
+import { readingParts, readingRows } from "./reading.mjs";
 import { generateError, nextTokenProbabilities, readSetting } from "./rules.mjs";
 
 const ROOT = new URL("../../", import.meta.url);  // the site's root: _static/web/ is two below
@@ -85,6 +86,10 @@ const PALETTE = Uint32Array.from({ length: 256 }, (_, i) => {
   return ((255 << 24) | (b << 16) | (g << 8) | r) >>> 0;
 });
 const LABELLED_AXES = 24;  // at most this many tokens get their text on the heatmap's axes
+// Each token's part (chapter 11's `reading_contributions`) costs two more runs of the model: the
+// box works them out for reviews of up to this many tokens, this many rows to a run.
+const READING_LIMIT = 1024;
+const READING_ROWS = 16;
 
 function classifier({ ort, manifest, tokenizer, session }) {
   const record = tokenizer.record;
@@ -109,21 +114,61 @@ function classifier({ ort, manifest, tokenizer, session }) {
     const labels = ids.slice(0, real).map((id) => tokenText(tokenizer, id));
     last = { attention: out.attention.data, length: ids.length, windows: [{ real, labels }] };  // (1, L, H, T, T)
     postMessage({
-      type: "verdict", ids, real, probability: out.probabilities.data[1],
-      contributions: Array.from(out.contributions.data.slice(0, real)), labels,
+      type: "verdict", ids, real, probability: out.probabilities.data[1], labels,
       bodyTokens: body.length, dropped,
       // the position in the framed ids where the dropped tokens were: after [CLS] and the head
       cutAt: dropped && framing.truncation !== "head" ? 1 + head : null,
       milliseconds: performance.now() - started,
     });
     draw();
+    await reading([{ tokens: ids.slice(1, real - 1), at: 1, share: 1 }], real - 2);
+  }
+
+  // Each token's part of the verdict against the empty review (`readingParts`), for frames of
+  // {tokens read, where they start among the labels shown, the frame's share of the gap}: the
+  // rows of all the frames, READING_ROWS to a run, letting the messages that arrived meanwhile
+  // in between; a newer review stops the work. Posts the parts, one per label (null for [CLS]
+  // and [SEP], which the baseline holds), the baseline and the gap they sum to.
+  async function reading(frames, count) {
+    const started = performance.now();
+    if (count > READING_LIMIT) {
+      postMessage({ type: "parts", skipped: true, tokens: count, limit: READING_LIMIT });
+      return;
+    }
+    const head = { ...framing, truncation: "head" };  // a row fits a frame: nothing is cut
+    const perFrame = frames.map(({ tokens }) => readingRows(tokens).map((row) => frameTokens(row, head)));
+    const rows = perFrame.flat();
+    const gaps = new Float64Array(rows.length);
+    for (let at = 0; at < rows.length; at += READING_ROWS) {
+      const chunk = rows.slice(at, at + READING_ROWS);
+      const out = await session.run({ ids: new ort.Tensor("int64", BigInt64Array.from(chunk.flat(), BigInt),
+                                                          [chunk.length, framing.max_len]) },
+                                    ["probabilities"]);
+      const p = out.probabilities.data;  // (rows, 2)
+      for (let r = 0; r < chunk.length; r++) gaps[at + r] = Math.log(p[2 * r + 1]) - Math.log(p[2 * r]);
+      postMessage({ type: "parts-progress", done: at + chunk.length, total: rows.length });
+      await yieldToMessages();
+      if (queue.some((message) => message.type === "classify")) return;  // a newer review waits
+    }
+    const parts = [];
+    let baseline = 0, gap = 0, row = 0;
+    frames.forEach(({ tokens, at, share }, f) => {
+      const frame = readingParts(gaps.subarray(row, row + perFrame[f].length), tokens.length);
+      row += perFrame[f].length;
+      while (parts.length < at) parts.push(null);  // [CLS], and the [SEP] before it
+      parts.push(...frame.parts.map((part) => part * share));
+      baseline += share * frame.baseline;
+      gap += share * frame.gap;
+    });
+    postMessage({ type: "parts", parts, baseline, gap, rows: rows.length,
+                  milliseconds: performance.now() - started });
   }
 
   // A model that reads the whole review in windows (truncation "windows"): the K windows in one
   // batch; the review's logit gap is the windows' gaps averaged with weights n_w / N (n_w the
-  // real tokens of window w, its [CLS] and [SEP] included, N their sum), and each token's
-  // contribution is its window's times n_w / N, so that the contributions of all the tokens
-  // shown (every window's [CLS], tokens and [SEP]) still sum, with b[1] - b[0], to that gap.
+  // real tokens of window w, its [CLS] and [SEP] included, N their sum), and each token's part
+  // is its part in its window times n_w / N, so that the parts of all the tokens shown still
+  // sum, with the empty review's gap, to that gap.
   async function classifyWindows(body, started) {
     const windows = reviewWindows(body, framing);
     const count = windows.length, length = framing.max_len;
@@ -135,23 +180,24 @@ function classifier({ ort, manifest, tokenizer, session }) {
     let gap = 0;
     for (let w = 0; w < count; w++) gap += reals[w] * (Math.log(p[2 * w + 1]) - Math.log(p[2 * w])) / total;
     const probability = gap >= 0 ? 1 / (1 + Math.exp(-gap)) : Math.exp(gap) / (1 + Math.exp(gap));
-    const contributions = [], labels = [], starts = [];
+    const labels = [], starts = [];
     const shown = windows.map((ids, w) => {
       const real = reals[w];
       const labelled = ids.slice(0, real).map((id) => tokenText(tokenizer, id));
       starts.push(labels.length);
-      const scale = real / total;
-      for (let t = 0; t < real; t++) contributions.push(out.contributions.data[w * length + t] * scale);
       labels.push(...labelled);
       return { real, labels: labelled };
     });
     last = { attention: out.attention.data, length, windows: shown };  // (K, L, H, T, T)
     postMessage({
       type: "verdict", ids: windows, windows: count, windowTokens: reals, windowStarts: starts,
-      probability, gap, contributions, labels, bodyTokens: body.length, dropped: 0, cutAt: null,
+      probability, gap, labels, bodyTokens: body.length, dropped: 0, cutAt: null,
       milliseconds: performance.now() - started,
     });
     draw();
+    // each window's parts count for the review as its logit gap does: n_w / N
+    await reading(windows.map((ids, w) => ({ tokens: ids.slice(1, reals[w] - 1), at: starts[w] + 1,
+                                             share: reals[w] / total })), body.length);
   }
 
   // The (real, real) weights of one head of one layer, for the window on show.
@@ -289,12 +335,13 @@ function gpt({ ort, manifest, tokenizer, session }) {
       .map((id) => ({ label: specialNames.get(id) || tokenText(tokenizer, id), p: p[id] }));
   }
 
-  async function run({ count, temperature, topK, topP, cache: useCache }) {
-    if (running) return;
+  // The settings of a run, checked as `generate` checks them: [count, temperature, top-k,
+  // top-p] as numbers (or null: off), or null after posting the refusal.
+  function checked({ count, temperature, topK, topP }) {
     if (state.ended) {
       post("refused", { message: `The review already ended: the model wrote ${state.ended}. ` +
                                  "Reset to start another." });
-      return;
+      return null;
     }
     const settings = [readSetting(temperature, false), readSetting(topK, true),
                       readSetting(topP, true)];
@@ -303,42 +350,95 @@ function gpt({ ort, manifest, tokenizer, session }) {
     if (error) {
       const full = state.ids.length >= contextLength;
       post("refused", { message: error, contextFull: full });
-      return;
+      return null;
     }
-    const [t, k, p] = settings.map((s) => s.value);
-    running = true;
-    stopRequested = false;
+    return [wanted.value, ...settings.map((s) => s.value)];
+  }
+
+  // Writes up to `count` tokens, with or without the cache, posting each as it is drawn, until
+  // the count, a Stop or a special token (unless `throughEnd`, as chapter 12's `generate` writes
+  // its count whatever it draws; the text shown still stops at the first): {made, seconds, why}.
+  async function write(count, useCache, t, k, p, throughEnd = false) {
     const started = performance.now();
     let made = 0, why = "count";
-    post("started", { count: wanted.value, useCache });
-    try {
-      while (made < wanted.value) {
-        await yieldToMessages();
-        if (stopRequested) { why = "stopped"; break; }
-        const result = await step(useCache, t, k, p);
-        await yieldToMessages();
-        if (stopRequested) { why = "stopped"; break; }  // a token sampled after Stop is dropped
-        state.ids = state.ids.concat([result.next]);
-        if (useCache) { state.unread = [result.next]; state.keys = result.keys; state.values = result.values; }
-        else { state.unread = state.ids; state.keys = empty(); state.values = empty(); }
-        made++;
-        if (specialNames.has(result.next)) {
-          state.ended = specialNames.get(result.next);
-          why = "ended";
-        }
-        post("token", { made, top: top(result.p) });
-        if (why === "ended") break;
+    while (made < count) {
+      await yieldToMessages();
+      if (stopRequested) { why = "stopped"; break; }
+      const result = await step(useCache, t, k, p);
+      await yieldToMessages();
+      if (stopRequested) { why = "stopped"; break; }  // a token sampled after Stop is dropped
+      state.ids = state.ids.concat([result.next]);
+      if (useCache) { state.unread = [result.next]; state.keys = result.keys; state.values = result.values; }
+      else { state.unread = state.ids; state.keys = empty(); state.values = empty(); }
+      made++;
+      if (specialNames.has(result.next) && !state.ended) {
+        state.ended = specialNames.get(result.next);
+        why = "ended";
       }
+      post("token", { made, top: top(result.p) });
+      if (why === "ended" && !throughEnd) break;
+    }
+    return { made, seconds: (performance.now() - started) / 1000, why };
+  }
+
+  async function run(message) {
+    if (running) return;
+    const settings = checked(message);
+    if (!settings) return;
+    const [count, t, k, p] = settings;
+    running = true;
+    stopRequested = false;
+    post("started", { count, useCache: message.cache });
+    let result;
+    try {
+      result = await write(count, message.cache, t, k, p);
     } finally {
       running = false;
     }
-    const seconds = (performance.now() - started) / 1000;
-    post("finished", { made, seconds, why, ended: state.ended, useCache,
+    post("finished", { ...result, ended: state.ended, useCache: message.cache,
+                       contextFull: state.ids.length >= contextLength });
+  }
+
+  // The cache's worth, timed on the same work: writes `count` tokens with the cache, past an
+  // end of text if one is drawn (a timing times the work, as `generate` does), then, from the
+  // same start, reads them again without it, the whole text at every step, as Run without the
+  // cache would (the tokens written are fed back, not drawn again).
+  async function compare(message) {
+    if (running) return;
+    const settings = checked(message);
+    if (!settings) return;
+    const [count, t, k, p] = settings;
+    running = true;
+    stopRequested = false;
+    const start = state.ids;
+    post("started", { count, useCache: true, comparing: true });
+    let cached, replayed = 0, seconds = 0;
+    try {
+      cached = await write(count, true, t, k, p, true);
+      const written = state.ids.slice(start.length);
+      post("replaying", { count: written.length });
+      const begun = performance.now();
+      const none = empty();
+      while (replayed < written.length && !stopRequested) {
+        const ids = start.concat(written.slice(0, replayed));
+        await session.run({ ids: new ort.Tensor("int64", BigInt64Array.from(ids, BigInt), [1, ids.length]),
+                            past_keys: none, past_values: none });
+        replayed++;
+        post("replayed", { replayed });
+        await yieldToMessages();
+      }
+      seconds = (performance.now() - begun) / 1000;
+    } finally {
+      running = false;
+    }
+    post("compared", { made: cached.made, cachedSeconds: cached.seconds, replayed,
+                       uncachedSeconds: seconds, before: start.length, why: cached.why,
+                       stopped: stopRequested, ended: state.ended,
                        contextFull: state.ids.length >= contextLength });
   }
 
   return {
-    reset, run,
+    reset, run, compare,
     stop() { stopRequested = true; },
     cache() { state.keys = empty(); state.values = empty(); state.unread = state.ids; },
   };

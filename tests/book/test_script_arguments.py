@@ -110,6 +110,22 @@ BAD_ARGUMENTS: dict[str, list[tuple[str, str]]] = {
         ("--data {file} --repeats 0", "argument --repeats: must be at least 1"),
         ("--data {file} --record {dir}", "argument --record: {dir} is a folder"),
     ],
+    "benchmarks/web_boxes.py": [
+        ("--site {missing}", "argument --site: {missing} does not exist"),
+        ("--site {file}", "is a file, not a folder"),
+        ("--rounds 0", "argument --rounds: must be at least 1"),
+        ("--tokens 0", "argument --tokens: must be at least 1"),
+        ("--record {dir}", "argument --record: {dir} is a folder"),
+        ("--record {readonly}", "refuses new files"),
+    ],
+    "benchmarks/web_contributions.py": [
+        ("--model {missing}", "argument --model: {missing} does not exist"),
+        ("--model {file}", "is a file, not a folder"),
+        ("--reviews {missing}", "argument --reviews: {missing} does not exist"),
+        ("--reviews {dir}", "is not a file"),
+        ("--record {dir}", "argument --record: {dir} is a folder"),
+        ("--record {readonly}", "refuses new files"),
+    ],
     "tools/records/appendix_web_precision.py": [
         ("--run {gpt} --data {data} --record {out}", "is a train-gpt run, not a train-imdb run"),
         ("--run {missing} --data {data} --record {out}", "argument --run: {missing} does not exist"),

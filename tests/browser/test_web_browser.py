@@ -3,8 +3,8 @@ headless Chromium.
 
 First, a small classifier and a small GPT stand in for the site's models in
 `_build/html/_static/models/`: the appendix's page must give PyTorch's verdicts (within 1e-3)
-for three reviews typed into it, the same contribution for a token, and the same ids as
-`generate` for greedy steps with and without the key/value cache. Then the models the site
+for three reviews typed into it, chapter 11's `reading_contributions` for every token, and the
+same ids as `generate` for greedy steps with and without the key/value cache. Then the models the site
 serves (the recorded runs', committed in `_static/models/`) run on chapters 11 and 12 and are
 compared with ONNX Runtime in Python on the same files. Then the boxes as a reader meets them:
 nothing heavy loads before a box is focused; the page's main thread never blocks for long while
@@ -12,7 +12,12 @@ the GPT writes 500 tokens or a 3,000-word review is typed; the first token comes
 second of Run and Stop stops within 200 ms; the GPT stops at the end of text and refuses what
 `generate` refuses, with its words (`tests/data/web_settings_cases.json`); truncation is marked;
 a model that reads in windows reads the whole review, as ONNX Runtime in Python does, with a
-window control only when there is more than one window; an empty review gets a hint; nothing overflows a box 390 px wide; axe-core finds no serious
+window control only when there is more than one window; an empty review gets a hint; on the
+fixed clear reviews the darkest tokens are the recorded ones, sentiment words at the recorded
+rate; the box starts with the written set's first review and lists the served model's errors on
+that set from its record; the fallback names the manifest's run; a text with no Latin letter
+gets a note in the page's language; the GPT box times the same tokens with and without the
+cache after its long prompt; nothing overflows a box 390 px wide; axe-core finds no serious
 or critical violation anywhere on the page; before the reader touches a box, the page fetches
 under 1 MB beyond the theme's own files. No request may leave 127.0.0.1. The tests print what
 they measure.
@@ -39,10 +44,11 @@ from support.browser import SCREENSHOTS, SITE_REQUESTS, QuietHandler, serve
 pytest.importorskip("onnx", reason="the web extra is not installed: pip install '.[web]'")
 from book import static  # noqa: E402
 
-from scratchformer.data.framing import SpecialIds, encode_review, review_token_lists  # noqa: E402
+from scratchformer.data.framing import (GPT2_SPECIALS, SpecialIds, encode_review,  # noqa: E402
+                                        review_token_lists)
 from scratchformer.data.review_windows import review_windows  # noqa: E402
 from scratchformer.data.windows import SPECIAL_TOKENS  # noqa: E402
-from scratchformer.measure.evaluation import token_contributions  # noqa: E402
+from scratchformer.measure.evaluation import reading_contributions  # noqa: E402
 from scratchformer.models.bert import (BertConfig, BertForSequenceClassification)  # noqa: E402
 from scratchformer.models.gpt import GPTConfig, GPTModel, generate  # noqa: E402
 from scratchformer.runs.checkpoint import save_checkpoint  # noqa: E402
@@ -127,14 +133,55 @@ def load_boxes(browser: Any, site: str, page: str, timeout: float = 120) -> list
     return boxes
 
 
-def type_review(browser: Any, review: str) -> list[int]:  # noqa: F811
-    """Put `review` into the classifier's box and wait for its verdict: the ids it framed."""
+def type_review(browser: Any, review: str, timeout: float = 60) -> list[int]:  # noqa: F811
+    """Put `review` into the classifier's box and wait for its verdict and its tokens' parts:
+    the ids it framed."""
     box = browser.find_element("css selector", "#sf-classifier .sf-review")
     before = int(browser.execute_script(RUNS))
     browser.execute_script("arguments[0].value = arguments[1];"
                            "arguments[0].dispatchEvent(new Event('input'));", box, review)
-    wait_for(browser, f"{RUNS} > {before} && {SETTLED}")
+    wait_for(browser, f"{RUNS} > {before} && {SETTLED}", timeout)
     return json.loads(browser.execute_script(IDS))
+
+
+# Each token's part as the box shows it (its label and number), and the sum line's numbers.
+PARTS = ("return Array.from(document.querySelectorAll('#sf-classifier .sf-tokens span[data-contribution]'),"
+         " (span) => [span.textContent, +span.dataset.contribution])")
+SUM_LINE = "return {...document.querySelector('#sf-classifier .sf-parts').dataset}"
+
+
+def onnx_logits(session: Any) -> Any:
+    """An exported classifier as chapter 11's functions call a model: framed ids (B, T) -> the
+    log-probabilities (B, 2), whose difference is the logit gap."""
+    import numpy as np
+
+    def logits(ids: torch.Tensor) -> torch.Tensor:
+        p = session.run(["probabilities"], {"ids": ids.numpy()})[0]
+        return torch.from_numpy(p.astype(np.float64)).log()
+    return logits
+
+
+def check_parts(browser: Any, model: Any, frames: list[list[int]], max_len: int,  # noqa: F811
+                special: SpecialIds | None = None) -> tuple[list, float]:
+    """The box's parts, for a review read in `frames` (its framed ids), against chapter 11's
+    `reading_contributions` on each frame's tokens, weighted by the frame's share (1e-3); the
+    sum line's baseline and parts add up to its gap. The parts shown and the baseline."""
+    import numpy as np
+
+    special = special or GPT2_SPECIALS
+    reals = [frame.index(special.sep) + 1 for frame in frames]
+    expected, baseline = [], 0.0
+    for frame, real in zip(frames, reals):
+        parts, empty = reading_contributions(model, frame[1 : real - 1], max_len, special)
+        expected += (parts * real / sum(reals)).tolist()
+        baseline += empty * real / sum(reals)
+    shown = browser.execute_script(PARTS)
+    assert len(shown) == len(expected)
+    assert np.abs(np.array([part for _, part in shown]) - np.array(expected)).max() < 1e-3
+    line = browser.execute_script(SUM_LINE)
+    assert abs(float(line["baseline"]) - baseline) < 1e-3
+    assert abs(float(line["baseline"]) + float(line["sum"]) - float(line["gap"])) < 1e-9
+    return shown, float(line["baseline"])
 
 
 SET_GPT = """
@@ -220,10 +267,9 @@ def test_the_widgets_give_pythons_numbers_offline(
         assert abs(seen - expected) < 1e-3, (review, seen, expected)
         verdict = browser.find_element("css selector", "#sf-classifier .sf-verdict").text
         assert verdict.startswith("positive" if expected >= 0.5 else "negative")
-    shares = token_contributions(classifier, torch.tensor([ids]))[0]
     spans = browser.find_elements("css selector", "#sf-classifier .sf-tokens span:not(.sf-cut)")
     assert len(spans) == sum(i != classifier.config.pad_id for i in ids)
-    assert abs(float(spans[3].get_attribute("data-contribution")) - shares[3].item()) < 1e-3
+    check_parts(browser, classifier, [ids], MAX_LEN)
 
     gpt, tokenizer = models["gpt"], models["tokenizer"]
     prompt = "the film was"
@@ -292,14 +338,13 @@ def test_the_recorded_models_run_on_their_chapters(
     started = time.perf_counter()
     load_boxes(browser, site, "book/11_training.html")
     first_verdict = time.perf_counter() - started
+    special = SpecialIds(pad=framing["pad"], cls=framing["cls"], sep=framing["sep"])
     for review in REVIEWS:
         ids = one_frame(browser, review, framing)
-        probabilities, shares = classifier.run(["probabilities", "contributions"],
-                                               {"ids": torch.tensor([ids]).numpy()})[:2]
+        probabilities = classifier.run(["probabilities"], {"ids": torch.tensor([ids]).numpy()})[0]
         seen = float(browser.execute_script(VERDICT))
         assert abs(seen - probabilities[0, 1]) < 1e-3, (review, seen, probabilities)
-    spans = browser.find_elements("css selector", "#sf-classifier .sf-tokens span:not(.sf-cut)")
-    assert abs(float(spans[2].get_attribute("data-contribution")) - shares[0, 2]) < 1e-3
+        check_parts(browser, onnx_logits(classifier), [ids], framing["max_len"], special)
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     browser.execute_script("document.getElementById('sf-classifier').scrollIntoView()")
     browser.save_screenshot(str(SCREENSHOTS / "classifier_widget.png"))
@@ -593,8 +638,8 @@ def cut_model(browser: Any, html_dir: Path, served: dict) -> Iterator[dict]:  # 
         yield framing
 
 
-CONTRIBUTIONS = ("return Array.from(document.querySelectorAll('#sf-classifier .sf-tokens span[data-contribution]'),"
-                 " (span) => [span.textContent, +span.dataset.contribution])")
+TOKEN_LABELS = ("return Array.from(document.querySelectorAll('#sf-classifier .sf-tokens span:not(.sf-cut):not(.sf-boundary)'),"
+                " (span) => span.textContent)")
 BOUNDARIES = ("return Array.from(document.querySelectorAll('#sf-classifier .sf-window-tokens'),"
               " (block) => block.firstChild.className === 'sf-boundary' && block.firstChild.textContent)")
 SHOWN_WINDOW = ("const field = document.querySelector('#sf-classifier .sf-window-field');"
@@ -618,10 +663,9 @@ def test_a_model_that_reads_in_windows_reads_the_whole_review(
     body = review_token_lists([review])[0]
     windows = review_windows_rule(body, framing)
     assert 650 <= len(body) <= 760 and len(windows) == 3, len(body)
-    assert type_review(browser, review) == windows
+    assert type_review(browser, review, timeout=300) == windows
     session = ort.InferenceSession(SERVED / "imdb" / "model.onnx")
-    probabilities, shares = session.run(["probabilities", "contributions"],
-                                        {"ids": np.array(windows, dtype=np.int64)})[:2]
+    probabilities = session.run(["probabilities"], {"ids": np.array(windows, dtype=np.int64)})[0]
     reals = [window.index(framing["sep"]) + 1 for window in windows]
     total = sum(reals)
     gaps = np.log(probabilities[:, 1].astype(np.float64)) - np.log(probabilities[:, 0].astype(np.float64))
@@ -633,17 +677,15 @@ def test_a_model_that_reads_in_windows_reads_the_whole_review(
     assert abs(seen - expected) < 1e-4, (seen, expected)
     verdict = browser.find_element("css selector", "#sf-classifier .sf-verdict").text
     assert verdict.startswith("positive" if expected >= 0.5 else "negative") and "3 windows" in verdict
-    shown = browser.execute_script(CONTRIBUTIONS)
-    expected_shares = np.concatenate([shares[w, :real] * real / total for w, real in enumerate(reals)])
-    assert len(shown) == total  # every window's [CLS], tokens and [SEP]
-    assert np.abs(np.array([share for _, share in shown]) - expected_shares).max() < 1e-4
-    # b[1] - b[0]: what a window's gap adds to its contributions' sum, the same for each window;
-    # the contributions shown sum, with it, to the review's gap
-    bias = gaps - np.array([shares[w, :real].sum() for w, real in enumerate(reals)])
-    assert np.ptp(bias) < 1e-3, bias
-    assert abs(sum(share for _, share in shown) + bias.mean() - gap) < 1e-3
+    # every token's part, each window's scaled by its share; with the baseline, the review's gap
+    special = SpecialIds(pad=framing["pad"], cls=framing["cls"], sep=framing["sep"])
+    shown, baseline = check_parts(browser, onnx_logits(session), windows, framing["max_len"], special)
+    assert len(shown) == len(body)
+    assert abs(sum(part for _, part in shown) + baseline - gap) < 1e-3
+    labels = browser.execute_script(TOKEN_LABELS)
+    assert len(labels) == total  # every window's [CLS], tokens and [SEP]
     starts = np.cumsum([0] + reals[:-1]).tolist()
-    assert [i for i, (label, _) in enumerate(shown) if label == "[CLS]"] == starts
+    assert [i for i, label in enumerate(labels) if label == "[CLS]"] == starts
     assert browser.execute_script(BOUNDARIES) == ["window 1 of 3:", "window 2 of 3:", "window 3 of 3:"]
     assert not browser.find_elements("css selector", "#sf-classifier .sf-cut")
     note = browser.find_element("css selector", "#sf-classifier .sf-truncation")

@@ -100,6 +100,8 @@ EXPECTED_IN_HTML: dict[str, list[str]] = {
         "-2.41 points (95% interval -2.80 to -2.01", "p = 0.16",
         "42.7%", "34.6% to 51.0%", "56.0%", "57.3%", "88.91%", "88.66%",  # the order pairs
         "61 of the 80", "orders 9 and reverses 21", "p = 0.04",  # the written reviews and pairs
+        "+0.394", "+0.395",  # the box's model: A and beautifully, alike by position
+        "23 of the 24", "19 of the 80",  # the box's parts on clear reviews; its written-set errors
     ],
     "book/experiments_11.html": [
         "87.52%", "-0.65 points (95% interval -1.01 to -0.29",  # counting on the 254 tokens read
@@ -123,6 +125,7 @@ EXPECTED_IN_HTML: dict[str, list[str]] = {
     ],
     "book/web.html": [  # the JavaScript tokenizer's length, counted in the file the site serves
         f"again in {len((ROOT / '_static/web/bpe.mjs').read_text(encoding='utf-8').splitlines())} lines",
+        "1.0 to 1.3 MB", "14.3 MB", "14 kB", "7.0 MB", "6.1 MB", "21.3 MB", "20.3 MB",  # bytes
     ],
     "book/12_gpt.html": [
         "74,042", "24,781", "109", "619,904", "13,312,000",  # data, the full run's reading
@@ -130,6 +133,8 @@ EXPECTED_IN_HTML: dict[str, list[str]] = {
         "505", "12.9", "2.8",  # the nucleus; the key/value cache's speed-ups
         "54.0%", "+8.0", "1.15",  # agreement (fine-tuned); judged, paired; likelihood ratio
         "49,261",  # the unlabelled reviews chapter 11's served model also learned from
+        "1.0 times as fast", "4.7 times as fast", "52 tokens per second",  # the box's cache
+        "312", "11.2 on 2",  # in Chromium: the long prompt's tokens; the machine's load
     ],
     "book/experiments_12.html": [
         "1,485,568", "13,312,000",  # the full run's parameters and tokens read

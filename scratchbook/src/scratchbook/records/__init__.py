@@ -177,6 +177,13 @@ TRANSFER_CPU = Record("transfer_cpu.json", "tools/records/ch13_gpt_transfer.py",
 WEB_CLASSIFIER_PRECISION = Record("web_classifier_precision.json",
                                   "tools/records/appendix_web_precision.py",
                                   {"command": "text"}, indent=1, final_newline=False)
+WEB_BOXES = Record("web_boxes.json", "benchmarks/web_boxes.py", {
+    "command": "text", "load.busy": "any", "gpt_manifest_sha256": "text",
+    "bytes.before_use": "mapping", "bytes.first_use": "mapping", "cache.tokens": "number",
+    "cache.rounds": "number", "cache.default": "mapping", "cache.long": "mapping"}, indent=1)
+WEB_CONTRIBUTIONS = Record("web_contributions.json", "benchmarks/web_contributions.py", {
+    "command": "text", "hits": "number", "reviews": "list", "hits_by_other_colourings": "mapping",
+    "alike.tokens": "list", "alike.contributions": "list"}, indent=1, ascii=False)
 
 
 def tuning_records(results: Path | None = None) -> dict[str, Record]:
@@ -196,7 +203,8 @@ RECORDS: tuple[Record, ...] = (
     HANDWRITTEN_REVIEWS, ORDER_PAIRS_FOUND, ORDER_PAIRS_CHECK, ORDER_PAIRS_SCORES,
     ORDER_PAIRS_READING, IMDB_CONTROLS, IMDB_SENTENCES_EQUAL, GPT_CPU, GPT_CPU_3000_STEPS,
     GPT_CPU_SENTIMENT, GPT_CPU_SENTIMENT_TOKEN, GPT_NGRAMS, *GPT_SAMPLING.values(), *GPT_REVIEWS.values(), PRETRAIN_CPU, PRETRAIN_SWEEP_CPU,
-    PRETRAIN_ELECTRA_LOSSES_CPU, PRETRAIN_OBJECTIVES_CPU, TRANSFER_CPU, WEB_CLASSIFIER_PRECISION)
+    PRETRAIN_ELECTRA_LOSSES_CPU, PRETRAIN_OBJECTIVES_CPU, TRANSFER_CPU, WEB_CLASSIFIER_PRECISION,
+    WEB_BOXES, WEB_CONTRIBUTIONS)
 
 
 def record(name: str) -> Record:
