@@ -8,8 +8,8 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from scratchbook.diagrams import (EXAMPLE_IDS, STEPS, STEPS_ZH, Grid, chinese_font, loss_curves,  # noqa: E402
-                                  pipeline_map, shape_diagram)
+from scratchbook.diagrams import (EXAMPLE_IDS, STEPS, STEPS_ZH, Grid, chinese_font,  # noqa: E402
+                                  kv_cache_diagram, loss_curves, pipeline_map, shape_diagram)
 from scratchformer.tokenize.gpt2_files import gpt2_encoding  # noqa: E402
 
 
@@ -136,3 +136,18 @@ def test_the_chapters_figures_use_the_books_style() -> None:
     style = rc_params_from_file(ROOT / "book" / "matplotlibrc", use_default_template=False)
     assert "scratchbook.diagrams:record_labels" in style["figure.hooks"]
     assert style["font.size"] >= 11
+
+
+@pytest.mark.parametrize("edition, title, keys", [("en", "layer 2, head 3", "keys"),
+                                                  ("zh_CN", "第 2 层，第 3 个头", "键")])
+def test_the_cache_diagram_draws_every_layer_and_head_in_its_editions_words(
+        edition: str, title: str, keys: str) -> None:
+    import matplotlib.pyplot as plt
+
+    fig = kv_cache_diagram(2, 3, 32, edition=edition)
+    titles = [ax.get_title() for ax in fig.axes]
+    assert len(titles) == 6 and titles[-1] == title
+    texts = [text.get_text() for ax in fig.axes for text in ax.texts]
+    assert texts.count(keys) == 6 and texts.count("q") == 6
+    assert any("32" in text.get_text() for text in fig.texts)  # a row's numbers: the head's size
+    plt.close(fig)

@@ -379,3 +379,52 @@ def loss_curves(curves: dict[str, list[float]], every: int, floor: float, floor_
     axis.grid(alpha=0.3)
     fig.tight_layout()
     plt.show()
+
+
+CACHE_WORDS = {
+    "en": {"keys": "keys", "values": "values", "title": "layer {layer}, head {head}",
+           "notes": ["a row: {head_dim} numbers for one token; grey: kept for the tokens read",
+                     "orange: the new token's key and value, appended to every matrix",
+                     "q (hatched): the new token's query, compared with every key, then dropped"]},
+    "zh_CN": {"keys": "键", "values": "值", "title": "第 {layer} 层，第 {head} 个头",
+              "notes": ["一行：一个词元的 {head_dim} 个数；灰色：为已读词元保留",
+                        "橙色：新词元的键和值，追加到每个矩阵",
+                        "q（斜线）：新词元的查询，与每个键比较后丢弃"]},
+}
+
+
+def kv_cache_diagram(layers: int, heads: int, head_dim: int, edition: str = "en",
+                     read: int = 3) -> object:
+    """What a GPT's key/value cache keeps: per layer and head, a matrix of keys and one of
+    values with a row per token read (`read` drawn, grey) and the new token's rows appended
+    (orange); the new token's query (hatched) meets every key of its head and is not kept.
+    The words in `edition`'s language; returns the figure.
+
+    Drawn in chapter 12, "Try it"."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Rectangle
+
+    words = CACHE_WORDS[edition]
+    new, kept = "#f0a040", "#d8d8d8"  # the new token's rows; the rows the cache keeps
+    fig, axes = plt.subplots(layers, heads, figsize=(8, 1.35 * layers + 1.0), squeeze=False)
+    for layer in range(layers):
+        for head in range(heads):
+            ax = axes[layer][head]
+            for left, name in ((1.0, words["keys"]), (2.2, words["values"])):
+                for row in range(read + 1):
+                    ax.add_patch(Rectangle((left, read - row), 1, 0.8, linewidth=0.6, edgecolor="#555",
+                                           facecolor=new if row == read else kept))
+                ax.text(left + 0.5, read + 1.0, name, ha="center", va="bottom", fontsize=10)
+            ax.add_patch(Rectangle((0, 0), 0.5, 0.8, facecolor=new, edgecolor="#555",
+                                   linewidth=0.6, hatch="//"))
+            ax.text(0.25, 1.0, "q", ha="center", va="bottom", fontsize=10)
+            for row in range(read + 1):  # the new query meets every key of its head
+                ax.plot([0.5, 1.0], [0.4, read - row + 0.4], color="#b05000", linewidth=0.7)
+            ax.set_title(words["title"].format(layer=layer + 1, head=head + 1), fontsize=10)
+            ax.set_xlim(-0.05, 3.25)
+            ax.set_ylim(-0.1, read + 1.9)
+            ax.axis("off")
+    for line, note in enumerate(words["notes"]):
+        fig.text(0.5, 0.13 - 0.06 * line, note.format(head_dim=head_dim), ha="center", fontsize=10)
+    fig.tight_layout(rect=(0, 0.19, 1, 1))
+    return fig
