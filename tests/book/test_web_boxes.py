@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from support import ROOT
 
 WEB = ROOT / "_static" / "web"
 MODELS = ROOT / "_static" / "models"

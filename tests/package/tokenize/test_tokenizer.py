@@ -168,7 +168,8 @@ NEWER = frozenset(c for first, last in NEWER_UNICODE_LETTERS for c in range(firs
 @given(text=st.text(max_size=200))
 def test_equals_tiktoken_on_arbitrary_unicode(gpt2: BPETokenizer, encoding, text: str) -> None:
     assume(not any(ord(c) in NEWER for c in text))  # the documented exception, pinned below
-    assert gpt2.encode(text) == encoding.encode(text, disallowed_special=())
+    # a special token's text ("<|endoftext|>", which the generator can draw) as plain text in both
+    assert gpt2.encode_ordinary(text) == encoding.encode_ordinary(text)
 
 
 def differing_code_points(ours: BPETokenizer, theirs, contexts: list[str], block: int = 256) -> set[int]:

@@ -19,7 +19,7 @@ import subprocess
 import pytest
 import torch
 
-from conftest import ROOT
+from support import ROOT
 from scratchformer.data.framing import GPT2_SPECIALS, frame_tokens
 from scratchformer.measure.evaluation import reading_contributions
 from scratchformer.models.bert import BertConfig, BertForSequenceClassification
