@@ -17,8 +17,8 @@ import pytest
 import yaml
 
 from support import ROOT
-from support.scratch import (CELL_A, chapter, commit, copy_repo, make_book, make_numbered_book, run_check,
-                             run_export, write_notebook)
+from support.scratch import (CELL_A, both_sides_changed, chapter, commit, copy_repo, make_book,
+                             make_numbered_book, run_check, run_export, write_notebook)
 
 import book
 
@@ -946,12 +946,7 @@ def test_no_advice_on_a_two_sided_edit_loses_an_edit(tmp_path: Path, paired: boo
 
 
 def test_cells_both_sides_changed_are_kept_in_both_versions_and_named_by_check(tmp_path: Path) -> None:
-    root = make_book(tmp_path, {"a": chapter(CELL_A)})
-    book.export(root)
-    commit(root)
-    write_notebook(root, "a", ("return a + b", "return a + b + 1"))
-    md = root / "book" / "a.md"
-    md.write_text(md.read_text().replace("return a + b", "return b + a"))
+    root, md = both_sides_changed(tmp_path)
     assert book.notebook_state(root, "book/a.md") == "both"
     result = run_check(root)
     assert result.returncode == 1 and "1 place" in result.stderr and "conflict markers" in result.stderr

@@ -25,7 +25,7 @@ import pytest
 from jupytext.config import load_jupytext_configuration_file
 
 from support import ROOT
-from support.scratch import CELL_A, chapter, commit, make_book, run_check, run_export, write_notebook
+from support.scratch import both_sides_changed, run_check, run_export
 
 import book
 from scratchbook.notebook_saves import keep_unchanged_text
@@ -126,12 +126,7 @@ def test_a_save_through_a_jupyter_server_keeps_the_chapters_text(tmp_path: Path)
 def conflicted_merge(tmp_path: Path) -> tuple[Path, Path]:
     """A chapter and its notebook that changed the same cell differently, merged: the chapter
     holds both versions between markers."""
-    root = make_book(tmp_path, {"a": chapter(CELL_A)})
-    book.export(root)
-    commit(root)
-    write_notebook(root, "a", ("return a + b", "return a + b + 1"))
-    md = root / "book" / "a.md"
-    md.write_text(md.read_text().replace("return a + b", "return b + a"))
+    root, md = both_sides_changed(tmp_path)
     assert run_export(root, "--merge-notebook", "book/a.ipynb").returncode == 0
     assert md.read_text().count("<<<<<<< ") == 1
     return root, md

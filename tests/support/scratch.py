@@ -15,6 +15,7 @@ from pathlib import Path
 
 import jupytext
 
+import book
 from support import ROOT
 
 FRONT = """---
@@ -127,3 +128,15 @@ def commit(root: Path) -> None:
     for command in (["init", "-q"], ["add", "-A"],
                     ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base"]):
         subprocess.run(["git", "-C", str(root), *command], check=True, capture_output=True)
+
+
+def both_sides_changed(tmp_path: Path) -> tuple[Path, Path]:
+    """A committed book whose chapter `a` and its notebook changed the same cell differently:
+    the book's root and the chapter."""
+    root = make_book(tmp_path, {"a": chapter(CELL_A)})
+    book.export(root)
+    commit(root)
+    write_notebook(root, "a", ("return a + b", "return a + b + 1"))
+    md = root / "book" / "a.md"
+    md.write_text(md.read_text().replace("return a + b", "return b + a"))
+    return root, md
