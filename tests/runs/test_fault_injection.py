@@ -32,9 +32,11 @@ import scratchformer.runs.checkpoint as checkpoint
 import scratchformer.cli.commands as cli
 import scratchformer.train.loop as train
 
-# Ctrl-C raises KeyboardInterrupt whatever the shell that started the tests did with SIGINT
-# (a background job or `nohup` starts its children with SIGINT ignored).
+# Ctrl-C raises KeyboardInterrupt, and a closed terminal stops the run, whatever the shell that
+# started the tests did with SIGINT and SIGHUP (a background job starts its children with SIGINT
+# ignored, `nohup` with SIGHUP ignored, and the command rightly leaves an ignored signal ignored).
 signal.signal(signal.SIGINT, signal.default_int_handler)
+signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 marker, point, count, args = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4:]
 calls = []
