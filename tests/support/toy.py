@@ -32,7 +32,6 @@ def toy_texts(count: int, seed: int) -> tuple[list[str], list[int]]:
 
 REVIEW_POSITIVE = ["great", "wonderful", "loved", "superb", "brilliant"]
 REVIEW_NEGATIVE = ["awful", "boring", "hated", "terrible", "dreadful"]
-REVIEW_FILLER = ["the", "movie", "plot", "actor", "scene", "was", "a", "and", "camera", "story"]
 
 
 def toy_reviews(count: int, seed: int) -> ReviewSplit:
@@ -41,7 +40,7 @@ def toy_reviews(count: int, seed: int) -> ReviewSplit:
     texts, labels = [], []
     for i in range(count):
         label = i % 2
-        words = [rng.choice(REVIEW_FILLER) for _ in range(rng.randint(3, 30))]
+        words = [rng.choice(FILLER) for _ in range(rng.randint(3, 30))]
         for _ in range(2):
             words.insert(rng.randint(0, len(words)), rng.choice(REVIEW_POSITIVE if label else REVIEW_NEGATIVE))
         texts.append(" ".join(words) + "<br /><br />The end.")
