@@ -1,5 +1,6 @@
 // The package's rules for the GPT's box, in JavaScript: chapter 12's `check_sampling` and the
-// checks `generate` makes before it writes, with the package's own messages, and
+// checks `generate` makes before it writes, with the package's own messages (and the Chinese
+// edition's words for each), and
 // `next_token_probabilities`. A box's setting arrives as the text of its field and is read as
 // Python would read that text typed as an argument: digits are an int, a decimal number a float,
 // an empty top-k or top-p None (off), anything else the text itself. tests/data/
@@ -61,31 +62,45 @@ export function pythonRepr(setting) {
 
 const isNumber = (s) => s.kind === "int" || s.kind === "float";
 
-// Chapter 12's `check_sampling`: the message of its ValueError, or null.
-export function samplingError(temperature, topK, topP) {
+// A refusal in both editions' words: `english` is the package's message, word for word (the
+// tests compare it with the ValueError's); `chinese` says the same in the Chinese edition's
+// words, with the same value written as Python writes it. The box shows the page's one.
+const refusal = (english, chinese) => ({ english, chinese });
+
+// Chapter 12's `check_sampling`: its ValueError's refusal, or null.
+export function samplingRefusal(temperature, topK, topP) {
   if (!(isNumber(temperature) && temperature.value >= 0 && temperature.value < Infinity)) {
-    return `temperature must be a finite number >= 0 (0 = greedy), got ${pythonRepr(temperature)}`;
+    const got = pythonRepr(temperature);
+    return refusal(`temperature must be a finite number >= 0 (0 = greedy), got ${got}`,
+      `temperature 必须是大于等于 0 的有限数（0 即贪心解码），收到的是 ${got}`);
   }
   if (topK.kind !== "none" && !(topK.kind === "int" && topK.value >= 1)) {
-    return `top_k must be a positive integer or None, got ${pythonRepr(topK)}`;
+    const got = pythonRepr(topK);
+    return refusal(`top_k must be a positive integer or None, got ${got}`,
+      `top_k 必须是正整数或 None，收到的是 ${got}`);
   }
   if (topP.kind !== "none" && !(isNumber(topP) && topP.value > 0 && topP.value <= 1)) {
-    return `top_p must be in (0, 1] or None, got ${pythonRepr(topP)}`;
+    const got = pythonRepr(topP);
+    return refusal(`top_p must be in (0, 1] or None, got ${got}`,
+      `top_p 必须在 (0, 1] 之内或为 None，收到的是 ${got}`);
   }
   return null;
 }
 
 // The checks chapter 12's `generate` makes before it writes, in its order: the number of new
-// tokens, the room the context leaves, then the sampling settings. The message, or null.
-export function generateError(promptLength, count, contextLength, temperature, topK, topP) {
+// tokens, the room the context leaves, then the sampling settings. The refusal, or null.
+export function generateRefusal(promptLength, count, contextLength, temperature, topK, topP) {
   if (!(count.kind === "int" && count.value >= 0)) {
-    return `max_new_tokens must be an integer >= 0, got ${pythonRepr(count)}`;
+    const got = pythonRepr(count);
+    return refusal(`max_new_tokens must be an integer >= 0, got ${got}`,
+      `max_new_tokens 必须是大于等于 0 的整数，收到的是 ${got}`);
   }
   if (promptLength + count.value > contextLength) {
-    return `a prompt of ${promptLength} tokens plus ${count.digits} new ones exceeds the ` +
-      `model's context_length of ${contextLength}`;
+    return refusal(`a prompt of ${promptLength} tokens plus ${count.digits} new ones exceeds the ` +
+      `model's context_length of ${contextLength}`,
+      `${promptLength} 个词元的提示加上 ${count.digits} 个新词元，超过了模型的 context_length（${contextLength}）`);
   }
-  return samplingError(temperature, topK, topP);
+  return samplingRefusal(temperature, topK, topP);
 }
 
 // Chapter 12's `next_token_probabilities`: temperature, then top-k (ties kept), then top-p.

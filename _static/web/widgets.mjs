@@ -517,9 +517,9 @@ function gptWidget(root, name) {
           "timing went on to the count asked for). Reset to start another.",
           `模型写出了 ${data.ended}：显示的影评到此为止（计时继续到所要求的词元数）。点“重置”开始另一篇。`);
       }
-    } else if (data.type === "refused") {
+    } else if (data.type === "refused") {  // the package's words, or the Chinese edition's
       setRunning(false);
-      message.textContent = data.message;
+      message.textContent = say(data.message, data.chinese);
     } else if (data.type === "finished") {
       setRunning(false);
       progress.hidden = true;
@@ -562,7 +562,28 @@ function gptWidget(root, name) {
   });
 }
 
+// Chapter 11 lists, beside the classifier's box, the served model's errors on the reviews written
+// for the book, each a button labelled as its cell writes it in English: "positive review,
+// P(positive) 0.23: <the review>". On a Chinese page the box gives each label, and the list's
+// name, in Chinese; the review itself stays as the model reads it. A label of another shape is
+// left as it is.
+const ERROR_LABEL = /^(positive|negative) review, P\(positive\) (\d+(?:\.\d+)?): /;
+
+function errorsInThePagesLanguage() {
+  if (!CHINESE) return;
+  for (const list of document.querySelectorAll("ul.sf-errors")) {
+    list.setAttribute("aria-label", "交互框所用的模型在为本书撰写的影评上的错误");
+    for (const button of list.querySelectorAll("button.sf-try")) {
+      const found = ERROR_LABEL.exec(button.textContent);
+      if (!found) continue;
+      const label = found[1] === "positive" ? "正面影评" : "负面影评";
+      button.textContent = `${label}，P(positive) ${found[2]}：${button.textContent.slice(found[0].length)}`;
+    }
+  }
+}
+
 async function start() {
+  errorsInThePagesLanguage();
   const widgets = [["sf-classifier", classifierWidget], ["sf-gpt", gptWidget]];
   let available = [];
   try {

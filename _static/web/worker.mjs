@@ -5,7 +5,7 @@
 // message per token as it is sampled, until the count, a Stop, the end of text or a full context.
 import { BPETokenizer, cleanReview, frameTokens, reviewWindows } from "./bpe.mjs";
 import { readingParts, readingRows } from "./reading.mjs";
-import { generateError, nextTokenProbabilities, readSetting } from "./rules.mjs";
+import { generateRefusal, nextTokenProbabilities, readSetting } from "./rules.mjs";
 
 const ROOT = new URL("../../", import.meta.url);  // the site's root: _static/web/ is two below
 const ORT = new URL("_static/ort/", ROOT);
@@ -340,16 +340,17 @@ function gpt({ ort, manifest, tokenizer, session }) {
   function checked({ count, temperature, topK, topP }) {
     if (state.ended) {
       post("refused", { message: `The review already ended: the model wrote ${state.ended}. ` +
-                                 "Reset to start another." });
+                                 "Reset to start another.",
+                        chinese: `这篇影评已经结束：模型写出了 ${state.ended}。点“重置”开始另一篇。` });
       return null;
     }
     const settings = [readSetting(temperature, false), readSetting(topK, true),
                       readSetting(topP, true)];
     const wanted = readSetting(count, false);
-    const error = generateError(state.ids.length, wanted, contextLength, ...settings);
-    if (error) {
+    const refused = generateRefusal(state.ids.length, wanted, contextLength, ...settings);
+    if (refused) {
       const full = state.ids.length >= contextLength;
-      post("refused", { message: error, contextFull: full });
+      post("refused", { message: refused.english, chinese: refused.chinese, contextFull: full });
       return null;
     }
     return [wanted.value, ...settings.map((s) => s.value)];

@@ -64,16 +64,17 @@ def test_a_shape_diagram_draws_matrices_and_operations() -> None:
     assert "<svg" in svg and svg.count("<path") > 50
 
 
-def test_loss_curves_draw_each_curve_against_its_steps_and_the_floor(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_loss_curves_draw_each_curve_against_its_steps_and_the_floor() -> None:
     import matplotlib.pyplot as plt
 
-    monkeypatch.setattr(plt, "show", lambda: None)
-    loss_curves({"with": [3.0, 2.0, 1.0], "without": [3.0, 3.0]}, 50, 2.5, "floor", "loss")
-    lines = plt.gcf().axes[0].get_lines()
+    fig = loss_curves({"with": [3.0, 2.0, 1.0], "without": [3.0, 3.0]}, 50, 2.5, "floor", "loss",
+                      xlabel="步")
+    axis = fig.axes[0]
+    lines = axis.get_lines()
     assert [line.get_label() for line in lines] == ["with", "without", "floor"]
     assert list(lines[0].get_xdata()) == [0, 50, 100] and list(lines[0].get_ydata()) == [3, 2, 1]
     assert list(lines[2].get_ydata()) == [2.5, 2.5]
+    assert (axis.get_xlabel(), axis.get_ylabel()) == ("步", "loss")
     plt.close("all")
 
 

@@ -1,7 +1,7 @@
 """The Chinese edition beside the English one: its own notebooks (Markdown from the catalogues, the
 same code) behind its pages' buttons and "Suggest edit" on its catalogues; one `_static` (and one
 `_images`) for both sites; each edition's own figures from the one execution; the toggles of its
-folded cells in Chinese.
+folded cells in Chinese; no English glued into a Chinese sentence of chapter 13 and the appendices.
 
 The unit tests run in seconds without a build; the tests marked `book` read `make book`'s site."""
 
@@ -283,6 +283,164 @@ def test_each_edition_opens_a_chapter_with_its_own_map(html_dir: Path, page: str
         assert (html_dir / ZH_DIR / page).parent.joinpath(chinese).resolve().is_file()
     else:
         assert chinese.split("_images/")[1] == english
+
+
+# -- glued words in Chinese sentences -------------------------------------------------------------
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+# Latin words a Chinese sentence keeps: the names of models, methods, data and machines, and units.
+KEPT_WORDS = {"NBSVM", "BERT", "GPT", "ELECTRA", "MLM", "IMDB", "LSTM", "ULMFiT", "Kneser", "Ney",
+              "CPU", "GPU", "AMD", "EPYC", "cpu", "torch", "None", "KiB", "MiB"}
+VOID = {"br", "img", "meta", "link", "input", "hr", "wbr"}
+
+
+class GluedInParagraphs(HTMLParser):
+    """Each paragraph of a page (its text) with the values glued into it: (key, its text, its
+    text outside code and formulas, the words a reader reads as prose)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.open: list[tuple[str, list[str]]] = []  # tag, classes
+        self.paragraphs: list[tuple[str, list[tuple[str, str, str]]]] = []
+        self.paragraph: list | None = None  # [text parts, glued values, depth]
+        self.glue: list | None = None  # [key, depth, all text, prose text]
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in VOID:
+            return
+        classes = (dict(attrs).get("class") or "").split()
+        self.open.append((tag, classes))
+        if tag == "p" and self.paragraph is None:
+            self.paragraph = [[], [], len(self.open)]
+        pasted = {"pasted-text", "pasted-markdown"} & set(classes)
+        if self.paragraph is not None and self.glue is None and pasted:
+            key = next((c.removeprefix("glue-key-") for c in classes if c.startswith("glue-key-")), "?")
+            self.glue = [key, len(self.open), [], []]
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in VOID or not self.open:
+            return
+        if self.glue is not None and len(self.open) == self.glue[1]:
+            key, _, text, prose = self.glue
+            self.paragraph[1].append((key, "".join(text), "".join(prose)))
+            self.glue = None
+        if self.paragraph is not None and len(self.open) == self.paragraph[2]:
+            self.paragraphs.append(("".join(self.paragraph[0]), self.paragraph[1]))
+            self.paragraph = None
+        self.open.pop()
+
+    def handle_data(self, data: str) -> None:
+        if self.paragraph is None:
+            return
+        self.paragraph[0].append(data)
+        if self.glue is not None:
+            self.glue[2].append(data)
+            inside = self.open[self.glue[1] - 1:]
+            if not any(tag in ("code", "kbd") or "math" in classes for tag, classes in inside):
+                self.glue[3].append(data)
+
+
+def english_in_glued_values(page: Path) -> list[str]:
+    """Each value glued into a Chinese paragraph of `page` that a Chinese sentence would not
+    write so: an English word of three letters or more outside code, formulas and quoted text
+    (a prompt the model reads), not a name or unit it keeps; a number with English thousands
+    separators; an interval written "a to b"."""
+    parser = GluedInParagraphs()
+    parser.feed(page.read_text(encoding="utf-8"))
+    found = []
+    for text, glued in parser.paragraphs:
+        if not CJK.search(text):
+            continue
+        for key, value, prose in glued:
+            prose = re.sub(r"“[^”]*”", "", prose)
+            words = [w for w in re.findall(r"[A-Za-z]{3,}", prose) if w not in KEPT_WORDS]
+            if words or re.search(r"\d,\d{3}(?!\d)", value) or re.search(r"\d to [-+−]?\d", value):
+                found.append(f"{key}: {value!r}")
+    return found
+
+
+def test_the_glued_value_check_finds_english_in_a_chinese_sentence() -> None:
+    """The check below reads what a reader reads: an English verdict, a number with English
+    separators and an interval with "to" inside a Chinese paragraph are found; the same words
+    in an English paragraph, in code, in quotes, or a name the edition keeps, are not."""
+    import tempfile
+
+    page = (
+        '<p>然后 <span class="pasted-text glue-key-verdict">falls away from it</span>。</p>'
+        '<p>共 <span class="pasted-text glue-key-n">22,500</span> 条，区间为 '
+        '<span class="pasted-text glue-key-gap">-1.02 to +1.00</span>。</p>'
+        '<p>It <span class="pasted-text glue-key-english">falls away from it</span>.</p>'
+        '<p>结论是 <span class="pasted-markdown glue-key-fine"><code>load_state_dict</code> 和'
+        ' NBSVM，提示为“This movie”</span>，共 <span class="pasted-text glue-key-m">22500</span>'
+        ' 条。</p>')
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "page.html"
+        path.write_text(page, encoding="utf-8")
+        assert english_in_glued_values(path) == [
+            "verdict: 'falls away from it'", "n: '22,500'", "gap: '-1.02 to +1.00'"]
+
+
+@pytest.mark.parametrize("english, chinese", [
+    ("22,500", "22500"), ("1,485,568", "1485568"), ("-1.02 to +1.00", "-1.02 到 +1.00"),
+    ("+0.52 (-0.16 to +1.20)", "+0.52（-0.16 到 +1.20）"), ("0.75 and 0.61", "0.75 和 0.61"),
+    ("0.03, 0.03, 0.05", "0.03、0.03、0.05"), ("86.50%", "86.50%"),
+    ("MLM, 3,000 steps", "MLM, 3,000 steps"),  # words: the page glues its own Chinese
+])
+def test_a_glued_value_of_numbers_is_written_as_a_chinese_sentence_writes_it(english: str,
+                                                                            chinese: str) -> None:
+    from scratchbook.pages import chinese_numbers
+
+    assert chinese_numbers(english) == chinese
+
+
+def test_a_glued_block_is_the_editions_own_where_the_page_glued_one() -> None:
+    """A page's opening notice (`{glue:md}` as a directive) is no paragraph that a catalogue
+    translates: the Chinese edition pastes `<key>_zh` where the page glued it."""
+    from book.i18n_glue import edition_key
+    from scratchbook.stand_in import STAND_IN_NOTICE, STAND_IN_NOTICE_ZH
+
+    glued = {"data_notice": "", "data_notice_zh": ""}
+    assert edition_key("data_notice", "zh_CN", glued) == "data_notice_zh"
+    assert edition_key("data_notice", None, glued) == edition_key("data_notice", "en", glued) == "data_notice"
+    assert edition_key("other_notice", "zh_CN", {"other_notice": ""}) == "other_notice"
+    # the same instructions in both: the commands, the folder and the address
+    kept = r"`[^`]+`|<https?://[^>]+>|:::\{warning\}"
+    assert re.findall(kept, STAND_IN_NOTICE_ZH) == re.findall(kept, STAND_IN_NOTICE)
+    assert CJK.search(STAND_IN_NOTICE_ZH) and not CJK.search(STAND_IN_NOTICE)
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("page", ["book/10_bert.html", "book/12_gpt.html", "book/13_pretraining.html",
+                                  "book/counting.html", "book/experiments_12.html",
+                                  "book/experiments_13.html", "book/running.html", "book/web.html"])
+def test_zh_glued_words_are_chinese_13_and_appendices(html_dir: Path, page: str) -> None:
+    """Where a glued value is words (a verdict, a reading, a name made of words), a Chinese
+    sentence gets the chapter's Chinese wording of it (`<key>_zh`), and a glued number is
+    written as a Chinese sentence writes it (25000, "-1.02 到 +1.00"): no value glued into a
+    Chinese paragraph of these pages holds English."""
+    found = english_in_glued_values(html_dir / ZH_DIR / page)
+    assert not found, "\n".join(found)
+
+
+@pytest.mark.book
+def test_chapter_13s_chinese_page_says_in_chinese_when_it_was_computed_on_the_stand_in(
+        html_dir: Path) -> None:
+    """Chapter 13 opens with the stand-in notice where no copy of IMDB was reached: its own
+    Chinese words on the Chinese page, the English on the English page; neither with IMDB."""
+    import html
+
+    from scratchformer.data.imdb import book_reviews
+
+    used_stand_in = book_reviews() is None
+    found = {}
+    for edition, page in (("en", html_dir / "book/13_pretraining.html"),
+                          ("zh", html_dir / ZH_DIR / "book/13_pretraining.html")):
+        source = page.read_text(encoding="utf-8")
+        admonitions = re.findall(r'<div class="admonition warning">(.*?)</div>', source, flags=re.S)
+        found[edition] = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", " ".join(admonitions))).split())
+    assert ("computed on a generated stand-in" in found["en"]) == used_stand_in, found["en"]
+    assert ("本页是在生成的替代语料上计算的" in found["zh"]) == used_stand_in, found["zh"]
+    assert "stand-in" not in found["zh"]
 
 
 # -- the boxes -----------------------------------------------------------------------------------

@@ -16,7 +16,8 @@ window control only when there is more than one window; an empty review gets a h
 fixed clear reviews the darkest tokens are the recorded ones, sentiment words at the recorded
 rate; the box starts with the written set's first review and lists the served model's errors on
 that set from its record; the fallback names the manifest's run; a text with no Latin letter
-gets a note in the page's language; the GPT box times the same tokens with and without the
+gets a note in the page's language, and on the Chinese pages the list of errors and the GPT's
+refusals are in Chinese; the GPT box times the same tokens with and without the
 cache after its long prompt; nothing overflows a box 390 px wide; axe-core finds no serious
 or critical violation anywhere on the page; before the reader touches a box, the page fetches
 under 1 MB beyond the theme's own files. No request may leave 127.0.0.1. The tests print what
@@ -1139,6 +1140,56 @@ def test_the_box_starts_with_the_written_set_and_lists_its_errors(browser: Any, 
     seen = float(browser.execute_script(
         "return document.querySelector('#sf-classifier .sf-verdict').dataset.probability"))
     assert abs(seen - errors[0]["scores"]["transformer"]) < 1e-3
+
+
+REFUSALS_IN_NODE = """
+import {generateRefusal, readSetting} from "./_static/web/rules.mjs";
+import {readFileSync} from "node:fs";
+const {cases, context} = JSON.parse(readFileSync(0, "utf8"));
+console.log(JSON.stringify(cases.map((c) => generateRefusal(
+  c.prompt_tokens, readSetting(c.max_new_tokens, false), context, readSetting(c.temperature, false),
+  readSetting(c.top_k, true), readSetting(c.top_p, true)).chinese)));
+"""
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def test_the_chinese_boxes_list_errors_and_refuse_in_chinese(browser: Any, site: str,  # noqa: F811
+                                                              served: dict) -> None:
+    """On the Chinese edition's pages the boxes speak Chinese where the English pages give
+    English: chapter 11's list of the served model's errors labels each review (right label,
+    P(positive)) in Chinese, the review itself as the model reads it; the GPT box refuses
+    what `generate` refuses, each setting of the table's kinds, in the Chinese words of
+    `rules.mjs` (the English page's are the package's, test_the_gpt_box_refuses_what_generate_refuses)."""
+    import subprocess
+
+    record = json.loads((RESULTS / "handwritten_reviews.json").read_text(encoding="utf-8"))
+    errors = [review for review in record["reviews"]
+              if (review["scores"]["transformer"] >= 0.5) != (review["label"] == 1)]
+    load_boxes(browser, site, f"{ZH_DIR}/book/11_training.html")
+    listed = browser.find_element("css selector", "ul.sf-errors")
+    assert CJK.search(listed.get_attribute("aria-label")), listed.get_attribute("aria-label")
+    buttons = browser.find_elements("css selector", "ul.sf-errors button.sf-try")
+    assert [b.get_attribute("data-text") for b in buttons] == [review["text"] for review in errors]
+    for button, review in zip(buttons, errors):
+        label = "正面影评" if review["label"] else "负面影评"
+        assert button.text == f"{label}，P(positive) {review['scores']['transformer']:.2f}：{review['text']}"
+
+    kinds = {}  # one case of each refusal the table holds
+    for case in SETTINGS["cases"]:
+        if case["error"]:
+            kinds.setdefault(case["error"].split(" ")[0], {**SETTINGS["defaults"], **case})
+    cases = list(kinds.values())
+    node = subprocess.run(["node", "--input-type=module", "-e", REFUSALS_IN_NODE],
+                          input=json.dumps({"cases": cases, "context": SETTINGS["context_length"]}),
+                          capture_output=True, text=True, cwd=ROOT, timeout=60, check=True)
+    load_boxes(browser, site, f"{ZH_DIR}/book/12_gpt.html")
+    for case, chinese in zip(cases, json.loads(node.stdout)):
+        run = run_gpt(browser, {".sf-prompt": " the" * (case["prompt_tokens"] - 1), ".sf-sentiment": "",
+                                ".sf-temperature": case["temperature"], ".sf-topk": case["top_k"],
+                                ".sf-topp": case["top_p"], ".sf-count": case["max_new_tokens"]}, True)
+        assert not run["finished"] and run["message"] == chinese != case["error"], (case, run["message"])
+        assert CJK.search(run["message"])
+    print(f"{len(buttons)} errors listed and {len(cases)} refusals, in Chinese")
 
 
 @pytest.mark.parametrize("page", ["book/11_training.html", "book/12_gpt.html", "book/web.html",

@@ -18,6 +18,9 @@ It
   `py:module` directive opens, generated from the package by tools/book/reference.py): the
   package's names and docstrings are in English in every edition, as in the lists that close
   the chapters, and would otherwise become messages that change with every docstring;
+- pastes, where a page opens with a glued block (`{glue:md}` as a directive: the notice of a
+  page computed on a stand-in), the block glued under `<key>_zh` in the Chinese edition, where
+  the page glued one;
 - marks glued Markdown (`{glue:md}`) with the class `pasted-markdown`, as MyST-NB marks glued
   text with `pasted-text`, and both with `glue-key-<key>`, so that a test can compare every
   glued value of the two editions. Where a glued phrase is words, not a number ("all of them"),
@@ -117,10 +120,26 @@ class MarkedPasteMarkdownRole(PasteMarkdownRole):
         return [nodes.inline("", "", *pasted, classes=classes)], messages
 
 
+def edition_key(key: str, language: str | None, glue_data: dict[str, Any]) -> str:
+    """The key a glued block pastes in an edition: `<key>_zh` in the Chinese one, where the page
+    glued it (a notice in Chinese words), else `key`."""
+    if not language or language == "en":
+        return key
+    translated = f"{key}_{language.split('_')[0]}"
+    return translated if translated in glue_data else key
+
+
 class MarkedPasteMarkdownDirective(PasteMarkdownDirective):
-    """The `{glue:md}` directive as MyST-NB renders it, inside <div class="pasted-markdown">."""
+    """The `{glue:md}` directive as MyST-NB renders it, inside <div class="pasted-markdown">;
+    in a translated edition, the block the page glued in its language, where there is one
+    (`edition_key`): a directive's block is no paragraph that a catalogue could translate."""
 
     def run(self) -> list[nodes.Node]:
+        renderer = self.state.document.get("nb_renderer")
+        if renderer is not None and self.arguments:
+            self.arguments[0] = edition_key(self.arguments[0],
+                                            self.state.document.settings.env.config.language,
+                                            renderer.renderer.nb_client.glue_data)
         pasted = super().run()
         if not pasted or all(isinstance(node, nodes.system_message) for node in pasted):
             return pasted

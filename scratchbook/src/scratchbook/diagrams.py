@@ -361,9 +361,10 @@ def label_record(image: bytes) -> dict | None:
 
 
 def loss_curves(curves: dict[str, list[float]], every: int, floor: float, floor_label: str,
-                ylabel: str) -> None:
+                ylabel: str, xlabel: str = "step") -> object:
     """Each curve of `curves` (a loss read every `every` steps, by label) against the step,
-    with a dashed line at `floor` (`floor_label`); shown with `plt.show`.
+    with a dashed line at `floor` (`floor_label`); the words are the caller's (one set for
+    each edition, with `show_editions`). Returns the figure.
 
     Drawn in chapter 13, "Can it learn context at all?"."""
     import matplotlib.pyplot as plt
@@ -373,12 +374,12 @@ def loss_curves(curves: dict[str, list[float]], every: int, floor: float, floor_
         axis.plot([every * i for i in range(len(curve))], curve, f"{marker}-", label=label)
     axis.axhline(floor, color="gray", linestyle="--", label=floor_label)
     axis.set_ylim(0, None)
-    axis.set_xlabel("step")
+    axis.set_xlabel(xlabel)
     axis.set_ylabel(ylabel)
     axis.legend()
     axis.grid(alpha=0.3)
     fig.tight_layout()
-    plt.show()
+    return fig
 
 
 CACHE_WORDS = {

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 
-from scratchformer.data.imdb import ReviewSplit, book_reviews, load_unlabeled
+from scratchformer.data.imdb import STAND_IN_NOTICE, ReviewSplit, book_reviews, load_unlabeled
 
 POSITIVE = ["a brilliant film", "I loved every minute", "superb acting", "truly moving",
             "highly recommended"]
@@ -21,6 +21,29 @@ FILLER = ["the plot follows a family", "the camera work is", "we watched it on a
           "the soundtrack", "the second half", "the director's earlier work",
           "as the credits rolled", "my friend said"]
 REAL_DATA = "the real IMDB reviews"
+# The package's STAND_IN_NOTICE in the words of the Chinese edition (translated by a language
+# model, as the edition's catalogues are).
+STAND_IN_NOTICE_ZH = (
+    ":::{warning}\n"
+    "**本页是在生成的替代语料上计算的，而不是在 IMDB 上**。构建本页时无法获取 IMDB 影评的副本，"
+    "所以其中单元格计算的结果描述的是编造的文本（它引用的记录运行是在真实影评上训练的）。要在 IMDB "
+    "上构建本页，请在联网时运行一次 `make imdb`（它会填充 `datasets` 的缓存），或者从 "
+    "<https://ai.stanford.edu/~amaas/data/sentiment/> 下载 Large Movie Review Dataset，并把 "
+    "`IMDB_DIR` 设为该文件夹：`IMDB_DIR=/path/to/aclImdb make book`。\n"
+    ":::"
+)
+
+
+def glue_data_notice(name: str, stand_in: bool) -> None:
+    """Glue the notice a page opens with under `name` (its `{glue:md}` directive): on a page
+    computed on a stand-in, `STAND_IN_NOTICE`, and under `<name>_zh` its Chinese words, which
+    the Chinese edition's page shows in its place (tools/book/i18n_glue.py); nothing on IMDB.
+
+    Described in chapter 13, "The text and a tokenizer with a mask"."""
+    from scratchbook.pages import glue_md
+
+    glue_md(name, STAND_IN_NOTICE if stand_in else "")
+    glue_md(f"{name}_zh", STAND_IN_NOTICE_ZH if stand_in else "")
 
 
 def labelled_stand_in(count: int, seed: int) -> ReviewSplit:

@@ -102,3 +102,38 @@ def test_the_box_reads_and_writes_numbers_as_python_does() -> None:
     node = subprocess.run(["node", "--input-type=module", "-e", REPR_SCRIPT], input=json.dumps(texts),
                           capture_output=True, text=True, cwd=ROOT, timeout=120, check=True)
     assert json.loads(node.stdout) == [repr(read_setting(text, True)) for text in texts]
+
+
+REFUSAL_SCRIPT = """
+import {generateRefusal, readSetting} from "./_static/web/rules.mjs";
+import {readFileSync} from "node:fs";
+const {cases, context} = JSON.parse(readFileSync(0, "utf8"));
+console.log(JSON.stringify(cases.map((c) => generateRefusal(
+  c.prompt_tokens, readSetting(c.max_new_tokens, false), context, readSetting(c.temperature, false),
+  readSetting(c.top_k, true), readSetting(c.top_p, true)))));
+"""
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_the_box_refuses_in_the_packages_words_and_in_chinese() -> None:
+    """For every case of the table, `rules.mjs` refuses what `generate` refuses: its English is
+    the package's message word for word, and its Chinese, which the Chinese edition's box shows,
+    is Chinese and names the same setting and value (the Latin words left in it are the
+    setting's name, the value as Python writes it, and `None`)."""
+    node = subprocess.run(["node", "--input-type=module", "-e", REFUSAL_SCRIPT],
+                          input=json.dumps({"cases": CASES, "context": TABLE["context_length"]}),
+                          capture_output=True, text=True, cwd=ROOT, timeout=60, check=True)
+    refusals = json.loads(node.stdout)
+    assert [r and r["english"] for r in refusals] == [case["error"] for case in CASES]
+    for case, refused in zip(CASES, refusals):
+        if refused is None:
+            continue
+        chinese = refused["chinese"]
+        value = re.search(r"got (.*)$", case["error"])
+        numbers = re.findall(r"\d+", case["error"])
+        assert CJK.search(chinese), chinese
+        assert (value.group(1) in chinese) if value else all(n in chinese for n in numbers), chinese
+        setting = re.match(r"[a-z_]+", case["error"]).group(0)
+        left = set(re.findall(r"[A-Za-z_]{3,}", chinese)) - {setting, "None", "context_length"}
+        assert not left - set(re.findall(r"[A-Za-z_]{3,}", value.group(1) if value else "")), chinese

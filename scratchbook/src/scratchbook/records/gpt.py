@@ -27,7 +27,7 @@ from myst_nb import glue
 
 from scratchformer.data.imdb import ReviewSplit
 from scratchformer.measure.statistics import interval_text, paired_difference
-from scratchbook.pages import Code, escaped_table, glue_md
+from scratchbook.pages import Code, escaped_table, glue_count, glue_md
 from scratchbook.records import (GPT_CPU, GPT_CPU_3000_STEPS, GPT_CPU_SENTIMENT,
                                  GPT_CPU_SENTIMENT_TOKEN, GPT_KV_CACHE, GPT_NGRAMS, GPT_REVIEWS,
                                  GPT_SAMPLING, IMDB_CPU, IMDB_CPU_PREDICTIONS, IMDB_TAUGHT_BLOCKS)
@@ -51,7 +51,7 @@ def served_unlabelled(results: Path) -> None:
     served_runs = taught["runs"][taught["best_transformer_test_accuracy"]["arm"]].values()
     unlabelled = {run["unlabelled"] for run in served_runs}
     assert len(unlabelled) == 1, "every seed of the served arm read the same reviews"
-    glue_md("served_unlabelled", f"{unlabelled.pop():,}")
+    glue_count("served_unlabelled", unlabelled.pop())
 
 
 def overlap_counts(train_split: ReviewSplit, unlabeled: list[str], test_split: ReviewSplit,
@@ -98,19 +98,19 @@ def full_cpu_run(results: Path) -> dict:
     glue_md("cpu_load", f"{loads[0]:.1f} when it started and {loads[1]:.1f} when it finished")
     glue_md("cpu_load_zh", f"开始时为 {loads[0]:.1f}，结束时为 {loads[1]:.1f}")
     glue_md("cpu_torch", cpu_run["software"]["torch"])
-    glue_md("cpu_parameters", f"{cpu_run['parameters']:,}")
-    glue_md("cpu_documents", f"{cpu_run['data']['documents']:,}")
-    glue_md("cpu_training_tokens", f"{cpu_run['data']['training_tokens']:,}")
-    glue_md("cpu_tokens_seen", f"{history[-1]['tokens_seen']:,}")
+    glue_count("cpu_parameters", cpu_run['parameters'])
+    glue_count("cpu_documents", cpu_run['data']['documents'])
+    glue_count("cpu_training_tokens", cpu_run['data']['training_tokens'])
+    glue_count("cpu_tokens_seen", history[-1]['tokens_seen'])
     glue_md("cpu_fraction_seen",
             f"{100 * history[-1]['tokens_seen'] / cpu_run['data']['training_tokens']:.0f}%")
     glue_md("cpu_val_loss", f"{cpu_run['validation_loss']:.2f}")
-    glue_md("cpu_steps", f"{cpu_run['train_config']['steps']:,}")
+    glue_count("cpu_steps", cpu_run['train_config']['steps'])
     glue_md("cpu_log_vocab", f"{math.log(cpu_run['model_config']['vocab_size']):.2f}")
     val_losses = [record["val_loss"] for record in history]
     # The prose says the validation loss was still falling at the end of the run.
     assert val_losses[-1] == min(val_losses) and val_losses[-1] < val_losses[-2]
-    glue_md("cpu_tokens_per_second", f"{history[-1]['tokens_seen'] / seconds['train']:,.0f}")
+    glue_count("cpu_tokens_per_second", round(history[-1]['tokens_seen'] / seconds['train']))
     model_config = cpu_run["model_config"]
     glue_md("cpu_model", f"{model_config['num_layers']} blocks of width "
             f"{model_config['d_model']} with {model_config['num_heads']} heads, windows of "
@@ -118,7 +118,7 @@ def full_cpu_run(results: Path) -> dict:
             f"{model_config['vocab_size']:,}")
     glue_md("cpu_model_zh", f"{model_config['num_layers']} 个块，宽度 {model_config['d_model']}，"
             f"{model_config['num_heads']} 个头，窗口长 {model_config['context_length']} 个词元，"
-            f"词表大小 {model_config['vocab_size']:,}")
+            f"词表大小 {model_config['vocab_size']}")
     return cpu_run
 
 
@@ -191,8 +191,8 @@ def bits_per_byte_table(results: Path, short_scores: dict[str, float],
     glue_md("gpt_margin_bits", f"{bigram - gpt:.3f}")
     glue_md("gpt_behind_best", f"{gpt - best:.2f}")
     glue_md("heldout_bytes_per_token", f"{heldout['bytes'] / heldout['tokens']:.2f}")
-    glue_md("heldout_token_count", f"{heldout['tokens']:,}")
-    glue_md("heldout_byte_count", f"{heldout['bytes']:,}")
+    glue_count("heldout_token_count", heldout['tokens'])
+    glue_count("heldout_byte_count", heldout['bytes'])
     context = cpu_run["model_config"]["context_length"]
     add_k = next(name for name in short_scores if name.startswith("add-k"))
     recorded_add_k = next(name for name in scores if name.startswith("add-k"))
@@ -227,14 +227,14 @@ def heldout_table(results: Path) -> Markdown:
     glue_md("gpt_margin_bits", f"{scores[best_ngram] - scores['GPT']:.3f}")
     glue_md("gpt_margin_percent", f"{100 * (1 - scores['GPT'] / scores[best_ngram]):.1f}%")
     glue_md("heldout_reviews", f"{heldout['reviews']:,}")
-    glue_md("heldout_bytes", f"{heldout['bytes']:,}")
-    glue_md("counted_tokens", f"{heldout['counted_tokens']:,}")
+    glue_count("heldout_bytes", heldout['bytes'])
+    glue_count("counted_tokens", heldout['counted_tokens'])
     glue_md("kn_discount", f"{heldout['kneser_ney_discount']:.3f}")
     glue_md("add_k", f"{heldout['add_k']:g}")
     glue_md("unigram_bpb", f"{scores[ngram_names[0]]:.3f}")
     same_data = "Kneser-Ney bigram, from the GPT's windows"
     glue_md("same_data_bpb", f"{scores[same_data]:.3f}")
-    glue_md("read_tokens", f"{heldout['read_tokens']:,}")
+    glue_count("read_tokens", heldout['read_tokens'])
     glue_md("gpt_unigram_gain", f"{scores[ngram_names[0]] - scores['GPT']:.2f}")
     # The prose describes this outcome: the GPT beats every model of this table (none
     # looks further back than one token), the bigram counted from its own windows included.
@@ -257,17 +257,17 @@ def shorter_run_table(results: Path) -> Markdown:
         assert run["data"]["train_fingerprint"] == full["data"]["train_fingerprint"]
     shorter_bpb = shorter["heldout"]["bits_per_byte"]
     assert shorter_bpb["GPT"] > shorter_bpb[same_data], "the prose: it lost to its windows"
-    glue_md("shorter_steps", f"{shorter['train_config']['steps']:,}")
+    glue_count("shorter_steps", shorter['train_config']['steps'])
     glue_md("shorter_gpt_bpb", f"{shorter_bpb['GPT']:.3f}")
     glue_md("shorter_same_data_bpb", f"{shorter_bpb[same_data]:.3f}")
-    glue_md("shorter_read_tokens", f"{shorter['heldout']['read_tokens']:,}")
+    glue_count("shorter_read_tokens", shorter['heldout']['read_tokens'])
     glue_md("shorter_minutes", f"{shorter['seconds']['total'] / 60:.0f}")
     glue_md("shorter_load", f"{shorter['load_average']['start'][0]:.1f}")
     glue_md("shorter_val_loss", f"{shorter['validation_loss']:.2f}")
     # Where the full run stood when it had read about as much.
     near = min(full["history"], key=lambda r: abs(r["tokens_seen"]
                                                    - shorter["history"][-1]["tokens_seen"]))
-    glue_md("full_near_step", f"{near['step']:,}")
+    glue_count("full_near_step", near['step'])
     glue_md("full_near_val_loss", f"{near['val_loss']:.2f}")
     rows = [[f"{run['train_config']['steps']:,}", f"{run['heldout']['read_tokens']:,}",
              f"{run['validation_loss']:.2f}", f"{run['heldout']['bits_per_byte']['GPT']:.3f}",
@@ -285,7 +285,7 @@ def ngram_orders_table(results: Path) -> Markdown:
     full_ngrams = ngram_record["runs"]["gpt_cpu"]["models"]
     print(ngram_record["command"])
     best_order = min(ORDERS, key=lambda n: full_ngrams[n]["bits_per_byte"])
-    glue_md("ngram_resamples", f"{ngram_record['resamples']:,}")
+    glue_count("ngram_resamples", ngram_record['resamples'])
     glue_md("gpt_bpb_interval", "{:.3f} to {:.3f}".format(*full_ngrams["GPT"]["interval_95"]))
     glue_md("gpt_bpb_interval_zh", "{:.3f} 到 {:.3f}".format(*full_ngrams["GPT"]["interval_95"]))
     glue_md("ngram_seconds", f"{max(r['seconds'] for r in ngram_record['runs'].values()):.0f}")
@@ -488,7 +488,7 @@ def reviews_on_demand(results: Path) -> Markdown:
     review_tokens = heldout["tokens"] / heldout["reviews"]
     nats_per_review = cpu_run["validation_loss"] * review_tokens
     glue_md("review_tokens", f"{review_tokens:.0f}")
-    glue_md("bits_per_review", f"{nats_per_review / math.log(2):,.0f}")
+    glue_count("bits_per_review", round(nats_per_review / math.log(2)))
     judge_accuracy = IMDB_CPU.read(results)["test"]["accuracy"]
     glue_md("judge_accuracy", f"{100 * judge_accuracy:.0f}%")
     return escaped_table(["model", "classifier agrees with the request", "identical pairs",

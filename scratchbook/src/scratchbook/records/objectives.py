@@ -17,7 +17,7 @@ from statistics import fmean
 from IPython.display import Markdown
 
 from scratchformer.measure.statistics import paired_difference
-from scratchbook.pages import escaped_table
+from scratchbook.pages import chinese_spacing, escaped_table
 from scratchbook.records import PRETRAIN_OBJECTIVES_CPU
 from scratchbook.records.pretraining import Shown, _check, gain_text
 
@@ -25,6 +25,7 @@ NAMES = {"scratch": "none (from scratch)", "mlm": "masked LM", "electra": "ELECT
          "next-token": "next token"}
 PROSE = {"mlm": "the masked language model", "electra": "ELECTRA",
           "next-token": "next-token prediction"}
+PROSE_ZH = {"mlm": "掩蔽语言模型", "electra": "ELECTRA", "next-token": "下一词元预测"}
 EQUAL_MINUTES = 1.10  # one objective's mean minutes at most 10% above another's
 
 
@@ -82,10 +83,17 @@ def objectives_table(results: Path, brief: bool = False) -> Shown:
                          + (" loses" if len(costing) == 1 else " lose") if costing else "")
                + ". Between objectives, no difference's interval leaves out zero: at this "
                f"budget, {seeds} seeds cannot tell the objectives apart.")
+    costing_zh = [PROSE_ZH[o] for o in objectives if gains[o]["high"] < 0]
+    seeds_zh = ("两", "三", "四", "五")[count - 2] if 2 <= count <= 5 else f"{count}"
+    reading_zh = chinese_spacing(
+        "没有哪个目标以高于零的区间胜过从零训练的同一个编码器"
+        + ("，而且" + "和".join(costing_zh) + "还更差" if costing_zh else "")
+        + f"。目标之间，没有哪个差的区间排除了零：在这个预算下，{seeds_zh}个种子分不出这些目标的高下。")
     at_edge = [arm for arm in NAMES if record["chosen_lr"][arm] in (
         min(r["lr"] for r in record["selection"][arm]),
         max(r["lr"] for r in record["selection"][arm]))]
     text = {"objective_rates_at_edge": f"{len(at_edge)} of the {len(NAMES)}",
+            "objective_rates_at_edge_zh": f"{len(NAMES)} 个对比组中有 {len(at_edge)} 个",
             "objective_minutes": ", ".join(f"{m:.1f}" for m in mean_minutes.values()),
             "objective_run_minutes": f"{min(minutes):.1f} to {max(minutes):.1f}",
             **{f"objective_gain_{o.replace('-', '_')}": gain_text(g)
@@ -98,7 +106,8 @@ def objectives_table(results: Path, brief: bool = False) -> Shown:
     if brief:
         kept = [0, 1, 5, 6]
         header, rows = [header[i] for i in kept], [[row[i] for i in kept] for row in rows]
-    return Shown(escaped_table(header, rows), text, {"objectives_reading": reading})
+    return Shown(escaped_table(header, rows), text, {"objectives_reading": reading,
+                                                     "objectives_reading_zh": reading_zh})
 
 
 def objective_commands(results: Path) -> list[str]:

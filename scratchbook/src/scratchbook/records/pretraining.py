@@ -22,7 +22,7 @@ from typing import Any
 from IPython.display import Markdown
 
 from scratchformer.measure.statistics import paired_difference
-from scratchbook.pages import escaped_table, glue_md
+from scratchbook.pages import NUMBERS_ONLY, chinese_numbers, escaped_table, glue_md
 from scratchbook.records import (GPT_CPU, GPT_NGRAMS, IMDB_BASELINES, IMDB_CPU,
                                  IMDB_TAUGHT_BLOCKS, PRETRAIN_CPU,
                                  PRETRAIN_ELECTRA_LOSSES_CPU, PRETRAIN_OBJECTIVES_CPU,
@@ -44,7 +44,9 @@ class Shown:
 
 
 def glue_numbers(*shown: Shown) -> None:
-    """Glue every value of each `shown` for the prose.
+    """Glue every value of each `shown` for the prose; and, for the Chinese edition, each value
+    of numbers alone as a Chinese sentence writes it (`chinese_numbers`: "22500", "-0.16 到
+    +1.20") under `<name>_zh`, unless the `shown` words it itself.
 
     Described in chapter 13, "The recorded runs"."""
     from myst_nb import glue
@@ -52,6 +54,8 @@ def glue_numbers(*shown: Shown) -> None:
     for one in shown:
         for name, text in one.text.items():
             glue(name, text, display=False)
+            if NUMBERS_ONLY.fullmatch(str(text)) and f"{name}_zh" not in one.text:
+                glue(f"{name}_zh", chinese_numbers(str(text)), display=False)
         for name, text in one.markdown.items():
             glue_md(name, text)
 
@@ -162,6 +166,7 @@ def recorded_runs(results: Path) -> Shown:
     text.update({
         "mixture_floor": f"{mixture_floor:.2f}",
         "stream_tokens": f"{stream_tokens / 1e6:.1f} million",
+        "stream_tokens_zh": f"{round(stream_tokens / 1e5) * 10} 万",
         "mlm_passes": f"{mlm_run['history'][-1]['windows_seen'] * 256 / stream_tokens:.1f}",
         "mlm_final_loss": f"{final_loss:.2f}",
         "mixture_gap": f"{mixture_floor - final_loss:.2f}",
@@ -307,17 +312,19 @@ def electra_losses(results: Path, draw: bool = True) -> Shown:
            f"{weight:g} times its discriminator's")
     _check(last_parts["generator"] > mixture_floor,
            "the generator ends above the best loss without context")
-    verdict = ("learned to spot replacements" if rtd_margin > 0.05 else
-               "barely did better than always answering the share of replaced tokens"
-               if rtd_margin > 0.001 else "did no better than always answering the share "
-               "of replaced tokens")
+    verdict, verdict_zh = (
+        ("learned to spot replacements", "学会了识别替换") if rtd_margin > 0.05 else
+        ("barely did better than always answering the share of replaced tokens",
+         "只比始终回答被替换词元的比例好一点点") if rtd_margin > 0.001 else
+        ("did no better than always answering the share of replaced tokens",
+         "并不比始终回答被替换词元的比例更好"))
     return Shown(text={"electra_generator_last": f"{last_parts['generator']:.2f}",
                        "electra_rtd_last": f"{last_parts['replaced_token']:.3f}",
                        "electra_rtd_floor": f"{last_parts['always_the_share']:.3f}",
                        "electra_replaced_share": f"{last_parts['replaced_share']:.1%}",
                        "electra_rtd_margin": f"{rtd_margin:.3f}",
                        "electra_parts_sum": f"{parts_sum:.1f}"},
-                 markdown={"electra_rtd_verdict": verdict})
+                 markdown={"electra_rtd_verdict": verdict, "electra_rtd_verdict_zh": verdict_zh})
 
 
 def throughput(results: Path) -> Shown:
@@ -360,7 +367,12 @@ def _arms(recorded: dict) -> list[dict]:
                 f"{first['snapshot_step']:,} steps")
         if first["epochs"] > 1:
             name += f", {first['epochs']} epochs"
-        summary.append({"arm": arm, "name": name, "objective": first["objective"],
+        name_zh = ("从零训练" if first["snapshot_step"] == 0 else
+                   f"{'MLM' if first['objective'] == 'mlm' else 'ELECTRA'}，"
+                   f"{first['snapshot_step']} 步") + (
+            f"，{first['epochs']} 轮" if first["epochs"] > 1 else "")
+        summary.append({"arm": arm, "name": name, "name_zh": name_zh,
+                        "objective": first["objective"],
                         "step": first["snapshot_step"], "epochs": first["epochs"],
                         "pretrain_minutes": pretrain_minutes,
                         "finetune_minutes": finetune_minutes,
@@ -389,12 +401,15 @@ def fine_tuning_arms(results: Path) -> Shown:
         f"These runs were timed two at a time on the two cores (one-minute load up to "
         f"{highest:.1f}): measured on a busy machine, their minutes compare with one "
         "another, not with the quiet runs of other chapters.")
+    note_zh = "" if not note else (
+        f"这些运行在两个核心上两个一组地计时（一分钟平均负载最高为 {highest:.1f}）：它们是在繁忙"
+        "的机器上测得的，其分钟数只能彼此比较，不能与其他章节在空闲的机器上的运行比较。")
     return Shown(escaped_table(
         ["encoder", "pretraining minutes", "fine-tuning minutes", "seeds",
          "validation accuracy", "test accuracy"],
         [[s["name"], f"{s['pretrain_minutes']:.0f}", f"{s['finetune_minutes']:.1f}",
           s["seeds"], _shown(s["val"], s["seeds"]), _shown(s["test"], s["seeds"])]
-         for s in summary]), {"timing_note": note})
+         for s in summary]), {"timing_note": note, "timing_note_zh": note_zh})
 
 
 def _compared(recorded: dict) -> dict[str, Any]:
@@ -454,6 +469,7 @@ def arm_differences(results: Path) -> Shown:
         text[f"{name}_sd"] = f"{arm['test'][1]:.2%}"
         text[f"{name}_total_minutes"] = f"{arm['pretrain_minutes'] + arm['finetune_minutes']:.0f}"
         text[f"{name}_name"] = arm["name"]
+        text[f"{name}_name_zh"] = arm["name_zh"]
     text.update({
         "best_gain": points(best, scratch), "best_interval": interval(best, scratch),
         "electra_vs_mlm": points(electra, mlm_same_time),
@@ -568,13 +584,45 @@ def predictions_table(results: Path) -> Shown:
         "predictions_slots": str(slots),
         "predictions_made_by": made["made_by"],
         "predictions_written": made["written"],
-        "predictions_choice": made["shaped_a_choice"]})
+        "predictions_choice": made["shaped_a_choice"],
+        **{f"{name}_zh": _in_chinese(made[field], PREDICTIONS_PROVENANCE_ZH)
+           for name, field in (("predictions_made_by", "made_by"),
+                               ("predictions_written", "written"),
+                               ("predictions_choice", "shaped_a_choice"))}})
+
+
+# The Chinese edition's words for what a record says in English, translated by the language
+# model that wrote the record's words: who wrote the sentences of "What the masked model
+# learned", when, and whether they shaped a choice; chapter 11's counting models.
+PREDICTIONS_PROVENANCE_ZH = {
+    "a language model (the one that wrote this script), not a person; none is from IMDB":
+        "一个语言模型（即编写这个脚本的语言模型），而不是人；没有一句来自 IMDB",
+    "2026-11-30, with this script, the day the two pretraining runs were recorded; they are "
+    "scored on those runs' snapshots only":
+        "2026-11-30，与这个脚本一起写成，当天记录了两次预训练运行；它们只在这两次运行的快照上评分",
+    "no: no run, setting or model was chosen on them": "否：没有任何运行、设置或模型是依据它们选出的",
+}
+BASELINE_NAMES_ZH = {"majority class": "多数类",
+                     "bag of words, logistic regression": "词袋上的逻辑回归",
+                     "NBSVM, uni+bigrams": "用一元和二元语法的 NBSVM"}
+
+
+def _in_chinese(english: str, words: dict[str, str]) -> str:
+    """The Chinese edition's words for a record's `english`, refused (ValueError) when the
+    record says something the edition has not translated."""
+    _check(english in words, f"the Chinese edition translates the record's {english!r}")
+    return words[english]
 
 
 def _plateau_verdict(gain: float) -> str:
     """How far below the frequencies at [MASK] a run ended, in words."""
     return ("left the plateau" if gain > 0.5 else
             "began to leave the plateau" if gain > 0.1 else "stayed on the plateau")
+
+
+PLATEAU_VERDICT_ZH = {"left the plateau": "离开了平台期",
+                      "began to leave the plateau": "开始离开平台期",
+                      "stayed on the plateau": "停在平台期上"}
 
 
 def recipe_sweep(results: Path, draw: bool = True) -> Shown:
@@ -590,10 +638,13 @@ def recipe_sweep(results: Path, draw: bool = True) -> Shown:
     preset = runs["mlm"]["model_config"]
     recipes = {"recorded: lr 0.001, dropout 0.1, 15%": (
         recorded["loss_by_position"], runs["mlm"]["snapshot_seconds"], preset)}
+    names_zh: dict[str, str] = {}
     for run in sorted(sweep["runs"].values(), key=lambda r: r["model_config"]["d_model"]):
         settings, config = run["settings"], run["model_config"]
         name = (f"lr {settings['lr']:g}, dropout {config['dropout']:g}, "
                 f"{settings['mask_prob']:.0%}")
+        names_zh[name] = (f"学习率 {settings['lr']:g}、暂退概率 {config['dropout']:g}、"
+                          f"掩蔽 {settings['mask_prob']:.0%}")
         if (config["d_model"], config["num_layers"]) != (preset["d_model"],
                                                          preset["num_layers"]):
             name += f"; width {config['d_model']}, {config['num_layers']} blocks"
@@ -632,8 +683,11 @@ def recipe_sweep(results: Path, draw: bool = True) -> Shown:
     wide_steps, _ = last_loss(wide_losses)
     narrow_minutes = [seconds[str(last_loss(losses)[0])] / 60
                       for name, (losses, seconds, _) in swept if name in narrow]
+    stayed = all(_plateau_verdict(gain) == "stayed on the plateau"
+                 for gain in sweep_gains.values())
     return Shown(text={
-        "sweep_best": best_recipe, "sweep_best_gain": f"{sweep_gains[best_recipe]:.2f}",
+        "sweep_best": best_recipe, "sweep_best_zh": names_zh[best_recipe],
+        "sweep_best_gain": f"{sweep_gains[best_recipe]:.2f}",
         "sweep_gains": ", ".join(f"{sweep_gains[name]:.2f}" for name in narrow),
         "wide_width": wide_config["d_model"],
         "wide_blocks": wide_config["num_layers"],
@@ -641,12 +695,15 @@ def recipe_sweep(results: Path, draw: bool = True) -> Shown:
         "wide_minutes": f"{wide_seconds[str(wide_steps)] / 60:.0f}",
         "narrow_minutes": f"{min(narrow_minutes):.0f} to {max(narrow_minutes):.0f}",
         "wide_gain": f"{sweep_gains[wide_name]:.2f}",
-    }, markdown={"sweep_verdict": _plateau_verdict(sweep_gains[best_recipe]),
-                 "wide_verdict": _plateau_verdict(sweep_gains[wide_name]),
-                 "sweep_verdict_all": "stayed near the frequencies too" if all(
-                     _plateau_verdict(gain) == "stayed on the plateau"
-                     for gain in sweep_gains.values()) else
-                 "did not all stay near the frequencies (the appendix says which left)"})
+    }, markdown={
+        "sweep_verdict": _plateau_verdict(sweep_gains[best_recipe]),
+        "sweep_verdict_zh": PLATEAU_VERDICT_ZH[_plateau_verdict(sweep_gains[best_recipe])],
+        "wide_verdict": _plateau_verdict(sweep_gains[wide_name]),
+        "wide_verdict_zh": PLATEAU_VERDICT_ZH[_plateau_verdict(sweep_gains[wide_name])],
+        "sweep_verdict_all": "stayed near the frequencies too" if stayed else
+        "did not all stay near the frequencies (the appendix says which left)",
+        "sweep_verdict_all_zh": "也都停在频率附近" if stayed else
+        "并没有都停在频率附近（附录说明了哪些离开了）"})
 
 
 def transfer_selection(results: Path) -> Shown:
@@ -786,6 +843,8 @@ def gpt_gains(results: Path) -> Shown:
     gain_by_labels, full = _gpt_gains(transfer)
     rows: list[list[object]] = []
     text: dict[str, object] = {}
+    verdicts_zh = {"pretraining pays": "预训练有回报", "pretraining costs": "预训练有损失",
+                   "no clear difference": "没有明显差别"}
     for labels, gain in gain_by_labels.items():
         verdict = ("pretraining pays" if gain["low"] > 0 else
                    "pretraining costs" if gain["high"] < 0 else "no clear difference")
@@ -797,6 +856,7 @@ def gpt_gains(results: Path) -> Shown:
         text[f"gain_{name}_interval"] = f"{gain['low']:+.2f} to {gain['high']:+.2f}"
         text[f"gain_{name}_verdict"] = next(row[4] for row in rows
                                             if row[0] == f"{int(labels):,}")
+        text[f"gain_{name}_verdict_zh"] = verdicts_zh[text[f"gain_{name}_verdict"]]
     text["all_labels"] = f"{int(full):,}"
     scratch_runs = [r for r in transfer["fine_tuning"] if r["init"] == "scratch"]
     text["scratch_longest_minutes"] = (
@@ -805,13 +865,18 @@ def gpt_gains(results: Path) -> Shown:
                        if r["init"] == "pretrained" and r["labels"] == int(full)]
     rising = sum(r["best_step"] == r["history"][-1]["step"] for r in full_pretrained)
     text["pretrained_still_rising"] = f"at its best in {rising} of {len(full_pretrained)} seeds"
+    text["pretrained_still_rising_zh"] = f"{len(full_pretrained)} 个种子中有 {rising} 个"
     paying = [labels for labels, gain in gain_by_labels.items() if gain["low"] > 0]
     reading = ("Three seeds settle the gain only with " + " and ".join(
         f"{int(labels):,} labels" for labels in paying) + ": whether it shrinks as labels "
         "grow, as ULMFiT reported, these intervals cannot say."
         if paying else "No gain is settled by three seeds.")
+    reading_zh = ("三个种子只在有 " + " 和 ".join(f"{int(labels)} 个标签" for labels in paying)
+                  + "时确定了增益：增益是否像 ULMFiT 报告的那样随标签增多而缩小，这些区间无法回答。"
+                  if paying else "三个种子没有确定任何增益。")
     return Shown(escaped_table(["labels", "gain (points)", "95% interval", "seeds",
-                                 "verdict"], rows), text, {"transfer_reading": reading})
+                                 "verdict"], rows), text,
+                 {"transfer_reading": reading, "transfer_reading_zh": reading_zh})
 
 
 def matched_time(results: Path) -> Shown:
@@ -884,11 +949,18 @@ def evidence_table(results: Path) -> Shown:
     rows.append([f"Transformer taught by NBSVM (chapter 11, {len(taught['per_seed'])} seeds)",
                  100 * taught["mean"]])
     here = [[f"encoder, {best['name']}, then 1 epoch (3 seeds)", 100 * best["test"][0]]]
+    pretrained_zh = ("从零训练" if best["step"] == 0 else
+                     f"以 {'MLM' if best['objective'] == 'mlm' else 'ELECTRA'} 预训练 "
+                     f"{best['step']} 步")
+    names_zh = {here[0][0]: f"{pretrained_zh}、再微调 1 轮的编码器"}
     for (labels, init), members in sorted(by_arm.items()):
         if labels == int(full):
             here.append([f"GPT classifier, {init}, all labels ({len(members)} seeds)",
                          100 * fmean(m["test_accuracy"] for m in members)])
+            names_zh[here[-1][0]] = ("用全部标签微调的预训练 GPT 分类器" if init == "pretrained"
+                                     else "用全部标签从零训练的 GPT 分类器")
     best_here = max(here, key=lambda row: row[1])
+    best_here_zh = names_zh[best_here[0]]
     bag = next(row["accuracy"] for row in baselines["test"]
                if row["model"].startswith("bag of words"))
     best_baseline = max(baselines["test"], key=lambda row: row["accuracy"])
@@ -903,8 +975,10 @@ def evidence_table(results: Path) -> Shown:
                       [[name, f"{value:.2f}"] for name, value in rows + here]),
         {"best_here": f"{best_here[1]:.2f}%",
          "best_here_name": best_here[0].split(" (")[0],
+         "best_here_name_zh": best_here_zh,
          "best_baseline": f"{100 * best_baseline['accuracy']:.2f}%",
          "best_baseline_name": best_baseline["model"],
+         "best_baseline_name_zh": _in_chinese(best_baseline["model"], BASELINE_NAMES_ZH),
          "gpt_pretrained_all": f"{gpt_pretrained_all:.2%}",
          "chapter_11_scratch": f"{chapter_11:.2%}",
          **{name: question.text[name] for name in ("bag_accuracy", "taught_accuracy",

@@ -97,7 +97,7 @@ def memory_numbers(results: Path) -> dict[str, object]:
     numbers: dict[str, object] = {}
     for name, key in ALLOCATORS:
         ratio = summary[name]["seconds_per_step"] / default["seconds_per_step"]
-        numbers[f"memory_{key}_mb"] = f"{summary[name]['final_mb']:,.0f}"
+        numbers[f"memory_{key}_mb"] = round(summary[name]["final_mb"])  # the prose: `:,`
         numbers[f"memory_{key}_time"] = f"{ratio:.2f}"
     numbers["memory_steps"] = memory["steps"]
     return numbers

@@ -25,7 +25,7 @@ from IPython.display import Markdown
 
 from scratchformer.data.framing import CLS_ID, PAD_ID, SEP_ID, encode_review, review_encoding
 from scratchformer.measure.statistics import interval_text, paired_difference
-from scratchbook.pages import glue_md, markdown_table
+from scratchbook.pages import glue_count, glue_md, markdown_table
 from scratchbook.records import IMDB_TAUGHT_BLOCKS, WEB_CLASSIFIER_PRECISION
 from scratchbook.records.taught import TAUGHT_MODEL
 from scratchformer.runs.hardware import busy_note, recorded_load
@@ -400,7 +400,7 @@ def grid_tables(baselines_run: dict) -> list[Markdown]:
     validation = baselines_run["validation"]
     grid_accuracies = [result["val_accuracy"] for model in ("bag_of_words", "nbsvm")
                        for result in validation[model]["results"]]
-    glue_md("grid_reviews", f"{validation['reviews']:,}")
+    glue_count("grid_reviews", validation['reviews'])
     glue_md("grid_se", f"{standard_error_points(mean(grid_accuracies), validation['reviews']):.1f}")
     by_setting: dict[tuple, dict[float, float]] = {}
     for result in validation["nbsvm"]["results"]:
