@@ -48,6 +48,33 @@ def test_a_rerun_that_no_longer_matches_the_record_is_refused(tmp_path: Path) ->
         running.rerun_numbers(results)
 
 
+def test_the_reruns_on_another_processor_are_what_the_page_says_or_refused(tmp_path: Path) -> None:
+    """The page says: two runs on another processor, with the record's torch, agree with each
+    other, share the record's first loss and part from it at the second step."""
+    results = copy_records(tmp_path, "imdb_cpu_reruns.json")
+    numbers = running.other_processor_numbers(results)
+    record = json.loads((results / "imdb_cpu_reruns.json").read_text())
+    assert numbers["other_cpu"] != numbers["recorded_cpu"]
+    assert numbers["other_test"] == f"{100 * record['runs'][0]['test_accuracy']:.2f}"
+    assert float(numbers["other_test_gap"]) == pytest.approx(
+        abs(float(numbers["other_test"]) - float(numbers["recorded_test"])), abs=0.011)
+    assert running.processor_name({"cpu": "Intel(R) Xeon(R) Processor"}) == "Intel Xeon"
+
+    def refused(change, message: str) -> None:
+        changed = json.loads(json.dumps(record))
+        change(changed)
+        (results / "imdb_cpu_reruns.json").write_text(json.dumps(changed))
+        with pytest.raises(ValueError, match=message):
+            running.other_processor_numbers(results)
+
+    refused(lambda r: r["runs"][1]["val_accuracy"].__setitem__(0, 0.5), "differ from each other")
+    refused(lambda r: r["runs"].pop(), "holds one run")
+    refused(lambda r: [run["hardware"].__setitem__("cpu", "AMD EPYC") for run in r["runs"]],
+            "the record's own processor")
+    refused(lambda r: [run["first_step_losses"].__setitem__(1, r["recorded"]["first_step_losses"][1])
+                       for run in r["runs"]], "part from the record at the second step")
+
+
 def test_a_change_tried_with_fewer_than_three_seeds_is_refused(tmp_path: Path) -> None:
     folder = tmp_path / "imdb_cpu_tuning"
     folder.mkdir()

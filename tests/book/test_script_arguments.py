@@ -342,6 +342,12 @@ BAD_ARGUMENTS: dict[str, list[tuple[str, str]]] = {
         ("run --gpt {gpt} --data {data} --out {dir}", "argument --out: {dir} is a folder"),
         ("run --gpt {gpt} --data {data} --out /proc/transfer/a.json", "refuses new files"),
     ],
+    "tools/records/running_reruns.py": [
+        ("--runs {imdb} --record {out}", "name two runs or more"),
+        ("--runs {imdb} {empty} --record {out}", "no results.json in {empty}"),
+        ("--runs {imdb} {missing} --record {out}", "argument --runs: {missing} does not exist"),
+        ("--runs {imdb} {gpt} --record {dir}", "argument --record: {dir} is a folder"),
+    ],
     "tools/records/ch13_mlm_sweep.py": [
         ("--runs {empty} --record {out}", "holds no finished masked-LM pretrain run"),
         ("--runs {missing} --record {out}", "argument --runs: {missing} does not exist"),

@@ -67,6 +67,8 @@ IMDB_BASELINES = Record("imdb_baselines.json", "benchmarks/baselines.py",
 
 # Chapter 11: the recorded run, its predictions, its ablations, and the experiments beside it.
 IMDB_CPU = Record("imdb_cpu.json", TRAIN_IMDB, {"command": "text", "test.accuracy": "fraction"})
+IMDB_CPU_RERUNS = Record("imdb_cpu_reruns.json", "tools/records/running_reruns.py",
+                         {"command": "text", "recorded": "mapping", "runs": "list"})
 IMDB_CPU_PREDICTIONS = Record("imdb_cpu_predictions.json",
                               "tools/records/ch11_record_predictions.py",
                               {"command": "text", "predictions": "list"}, ascii=False)
@@ -197,8 +199,8 @@ def tuning_records(results: Path | None = None) -> dict[str, Record]:
 
 RECORDS: tuple[Record, ...] = (
     TOKENIZER_BENCHMARK, ATTENTION_BENCHMARK_CPU, BERT_STEP_BENCHMARK_CPU, CPU_MEMORY,
-    GPT_KV_CACHE, PRETRAINING_THROUGHPUT, IMDB_BASELINES, IMDB_CPU, IMDB_CPU_PREDICTIONS,
-    IMDB_CPU_ABLATIONS, IMDB_GAP, IMDB_WHOLE_REVIEW, IMDB_TAUGHT, IMDB_TAUGHT_BLOCKS,
+    GPT_KV_CACHE, PRETRAINING_THROUGHPUT, IMDB_BASELINES, IMDB_CPU, IMDB_CPU_RERUNS,
+    IMDB_CPU_PREDICTIONS, IMDB_CPU_ABLATIONS, IMDB_GAP, IMDB_WHOLE_REVIEW, IMDB_TAUGHT, IMDB_TAUGHT_BLOCKS,
     IMDB_SHARED_WORDS, IMDB_SENTENCES, SENTENCES_LABELLED, WRITTEN_REVIEWS, ORDER_PAIRS,
     HANDWRITTEN_REVIEWS, ORDER_PAIRS_FOUND, ORDER_PAIRS_CHECK, ORDER_PAIRS_SCORES,
     ORDER_PAIRS_READING, IMDB_CONTROLS, IMDB_SENTENCES_EQUAL, GPT_CPU, GPT_CPU_3000_STEPS,

@@ -1,5 +1,5 @@
 """The recorded results that the appendix "Running it for real" quotes: chapter 11's run and its
-rerun, the allocator's memory benchmark, the tuning of the `cpu` preset and the timing of one
+reruns (on the record's processor and on another), the allocator's memory benchmark, the tuning of the `cpu` preset and the timing of one
 training step, each read from `book/results/`, checked, and laid out as the page shows it.
 
 Written by hand, not exported: the page calls each function in one line. The numbers its prose
@@ -19,7 +19,7 @@ from IPython.display import Markdown
 
 from scratchbook.pages import markdown_table
 from scratchbook.records import (BERT_STEP_BENCHMARK_CPU, CPU_MEMORY, IMDB_CPU, IMDB_CPU_ABLATIONS,
-                                 tuning_records)
+                                 IMDB_CPU_RERUNS, tuning_records)
 from scratchformer.runs.hardware import busy_note, recorded_load
 
 PRESET = "none (the cpu preset)"
@@ -69,6 +69,49 @@ def rerun_numbers(results: Path) -> dict[str, str]:
     test_accuracies = [100 * run["test"]["accuracy"] for run in preset_runs.values()]
     return {"seed_spread": f"{max(test_accuracies) - min(test_accuracies):.2f}",
             "rerun_minutes": f"{rerun['seconds']['total'] / 60:.1f}"}
+
+
+def processor_name(hardware: dict) -> str:
+    """A processor as a sentence names it: "Intel(R) Xeon(R) Processor" -> "Intel Xeon"."""
+    return " ".join(hardware["cpu"].replace("(R)", "").replace("(TM)", "")
+                    .removesuffix("Processor").split())
+
+
+def other_processor_numbers(results: Path) -> dict[str, str]:
+    """Chapter 11's command run twice on another processor (`imdb_cpu_reruns.json`), against
+    the record: the processors, the second step's loss, the first validation and the test.
+    Refuses runs that disagree with each other, or that match the record, or a processor that
+    is the record's, since the page says the runs repeat themselves there and not the record.
+
+    Described in the appendix "Running it for real", section "Chapter 11 in five minutes".
+    """
+    reruns = IMDB_CPU_RERUNS.read(results)
+    recorded, runs = reruns["recorded"], reruns["runs"]
+    numbers = ("first_step_losses", "val_accuracy", "test_accuracy")
+    if len(runs) < 2:
+        raise ValueError("imdb_cpu_reruns.json holds one run: whether it repeats takes two")
+    if any(run[key] != runs[0][key] for run in runs for key in numbers):
+        raise ValueError("the reruns of imdb_cpu_reruns.json differ from each other")
+    if {processor_name(run["hardware"]) for run in runs} != {processor_name(runs[0]["hardware"])}:
+        raise ValueError("the reruns of imdb_cpu_reruns.json ran on different processors")
+    rerun = runs[0]
+    if processor_name(rerun["hardware"]) == processor_name(recorded["hardware"]):
+        raise ValueError("imdb_cpu_reruns.json ran on the record's own processor")
+    if rerun["software"]["torch"] != recorded["software"]["torch"]:
+        raise ValueError("imdb_cpu_reruns.json ran another torch than the record")
+    first_same = rerun["first_step_losses"][0] == recorded["first_step_losses"][0]
+    second_same = rerun["first_step_losses"][1] == recorded["first_step_losses"][1]
+    if not first_same or second_same:
+        raise ValueError("the page says the reruns part from the record at the second step")
+    return {"other_cpu": processor_name(rerun["hardware"]),
+            "recorded_cpu": processor_name(recorded["hardware"]),
+            "other_second_loss": f"{rerun['first_step_losses'][1]:.6f}",
+            "recorded_second_loss": f"{recorded['first_step_losses'][1]:.6f}",
+            "other_first_val": f"{rerun['val_accuracy'][0]:.4f}",
+            "recorded_first_val": f"{recorded['val_accuracy'][0]:.4f}",
+            "other_test": f"{100 * rerun['test_accuracy']:.2f}",
+            "recorded_test": f"{100 * recorded['test_accuracy']:.2f}",
+            "other_test_gap": f"{100 * abs(rerun['test_accuracy'] - recorded['test_accuracy']):.2f}"}
 
 
 def memory_table(results: Path) -> Markdown:
