@@ -290,7 +290,9 @@ def test_each_edition_opens_a_chapter_with_its_own_map(html_dir: Path, page: str
 CJK = re.compile(r"[\u4e00-\u9fff]")
 # Latin words a Chinese sentence keeps: the names of models, methods, data and machines, and units.
 KEPT_WORDS = {"NBSVM", "BERT", "GPT", "ELECTRA", "MLM", "IMDB", "LSTM", "ULMFiT", "Kneser", "Ney",
-              "CPU", "GPU", "AMD", "EPYC", "Intel", "Xeon", "cpu", "torch", "None", "KiB", "MiB"}
+              "CPU", "GPU", "AMD", "EPYC", "Intel", "Xeon", "cpu", "torch", "None", "nan", "NaN",
+              "KiB", "MiB"}
+QUOTES = (("“", "”"), ("‘", "’"), ('"', '"'))
 VOID = {"br", "img", "meta", "link", "input", "hr", "wbr"}
 
 
@@ -336,15 +338,15 @@ class GluedInParagraphs(HTMLParser):
         if self.glue is not None:
             self.glue[2].append(data)
             inside = self.open[self.glue[1] - 1:]
-            if not any(tag in ("code", "kbd") or "math" in classes for tag, classes in inside):
+            if not any(tag in ("code", "kbd", "em") or "math" in classes for tag, classes in inside):
                 self.glue[3].append(data)
 
 
 def english_in_glued_values(page: Path) -> list[str]:
     """Each value glued into a Chinese paragraph of `page` that a Chinese sentence would not
-    write so: an English word of three letters or more outside code, formulas and quoted text
-    (a prompt the model reads), not a name or unit it keeps; a number with English thousands
-    separators; an interval written "a to b"."""
+    write so: an English word of three letters or more outside code, formulas, italics and
+    quoted text (a prompt the model reads, a word the sentence talks about), not a name or unit
+    it keeps; a number with English thousands separators; an interval written "a to b"."""
     parser = GluedInParagraphs()
     parser.feed(page.read_text(encoding="utf-8"))
     found = []
@@ -352,6 +354,8 @@ def english_in_glued_values(page: Path) -> list[str]:
         if not CJK.search(text):
             continue
         for key, value, prose in glued:
+            if any(f"{start}{value}{end}" in text for start, end in QUOTES):
+                continue  # the word the sentence talks about, quoted as such
             prose = re.sub(r"“[^”]*”", "", prose)
             words = [w for w in re.findall(r"[A-Za-z]{3,}", prose) if w not in KEPT_WORDS]
             if words or re.search(r"\d,\d{3}(?!\d)", value) or re.search(r"\d to [-+−]?\d", value):
@@ -361,8 +365,9 @@ def english_in_glued_values(page: Path) -> list[str]:
 
 def test_the_glued_value_check_finds_english_in_a_chinese_sentence() -> None:
     """The check below reads what a reader reads: an English verdict, a number with English
-    separators and an interval with "to" inside a Chinese paragraph are found; the same words
-    in an English paragraph, in code, in quotes, or a name the edition keeps, are not."""
+    separators and an interval with "to" inside a Chinese paragraph are found, and a word
+    shown bare; the same words in an English paragraph, in code, in italics, in quotes (or
+    quoted as the word the sentence talks about), or a name the edition keeps, are not."""
     import tempfile
 
     page = (
@@ -372,12 +377,16 @@ def test_the_glued_value_check_finds_english_in_a_chinese_sentence() -> None:
         '<p>It <span class="pasted-text glue-key-english">falls away from it</span>.</p>'
         '<p>结论是 <span class="pasted-markdown glue-key-fine"><code>load_state_dict</code> 和'
         ' NBSVM，提示为“This movie”</span>，共 <span class="pasted-text glue-key-m">22500</span>'
-        ' 条。</p>')
+        ' 条。</p>'
+        '<p>最近的词是 <span class="pasted-markdown glue-key-near"><em>okay</em>（0.73）</span>，'
+        '它最关注的“<span class="pasted-text glue-key-word">bright</span>”。</p>'
+        '<p>最关注的 <span class="pasted-text glue-key-bare">bright</span>。</p>')
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "page.html"
         path.write_text(page, encoding="utf-8")
         assert english_in_glued_values(path) == [
-            "verdict: 'falls away from it'", "n: '22,500'", "gap: '-1.02 to +1.00'"]
+            "verdict: 'falls away from it'", "n: '22,500'", "gap: '-1.02 to +1.00'",
+            "bare: 'bright'"]
 
 
 @pytest.mark.parametrize("english, chinese", [
@@ -410,14 +419,14 @@ def test_a_glued_block_is_the_editions_own_where_the_page_glued_one() -> None:
 
 
 @pytest.mark.book
-@pytest.mark.parametrize("page", ["book/10_bert.html", "book/12_gpt.html", "book/13_pretraining.html",
-                                  "book/counting.html", "book/experiments_12.html",
-                                  "book/experiments_13.html", "book/running.html", "book/web.html"])
-def test_zh_glued_words_are_chinese_13_and_appendices(html_dir: Path, page: str) -> None:
+@pytest.mark.parametrize("docname", sorted(CATALOGUES))
+def test_no_value_glued_into_a_chinese_sentence_holds_english(html_dir: Path, docname: str) -> None:
     """Where a glued value is words (a verdict, a reading, a name made of words), a Chinese
     sentence gets the chapter's Chinese wording of it (`<key>_zh`), and a glued number is
-    written as a Chinese sentence writes it (25000, "-1.02 到 +1.00"): no value glued into a
-    Chinese paragraph of these pages holds English."""
+    written as a Chinese sentence writes it (25000, "-1.02 到 +1.00"): on no translated page
+    does a value glued into a Chinese paragraph hold English (example words excepted: quoted,
+    in italics or in code)."""
+    page = f"{docname}.html"
     found = english_in_glued_values(html_dir / ZH_DIR / page)
     assert not found, "\n".join(found)
 
