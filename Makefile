@@ -118,20 +118,21 @@ linkcheck: export mathjax
 # is printed when both have finished), while TEST_WORKERS processes (pytest-xdist) share the
 # rest, niced: a cold build, which runs its chapters BOOK_JOBS at a time, is the longest path
 # of the pass, so they yield to it and use what it leaves. The tests that read the book open its
-# pages in Chromium too (tests/browser/test_browser.py). Then, alone on the machine, the tests
-# that time the pages' boxes (tests/browser/test_web_browser.py; the book's cache is warm by
-# then). Every pass runs; `make test` fails if any did. Each lists its slowest tests.
+# pages and run its boxes in Chromium too (tests/browser/). Then, alone on the machine, the few
+# that time how a page responds (marked `quiet`: no long task while the GPT writes or a long
+# review is typed; the book's cache is warm by then). Every pass runs; `make test` fails if any
+# did. Each lists its slowest tests.
 test: check mathjax browser
 	@status=0; book_log=$$(mktemp); \
 	echo "make test: the book is built and its tests run beside the other tests"; \
-	$(BIN)/python -m pytest -q -rfE -p no:cacheprovider -m "book and not boxes and not timing" \
+	$(BIN)/python -m pytest -q -rfE -p no:cacheprovider -m "book and not quiet and not timing" \
 		--durations=10 >"$$book_log" 2>&1 & book=$$!; \
 	nice -n 10 $(BIN)/python -m pytest -q -rfE -m "not book and not timing" -n $(TEST_WORKERS) \
 		--durations=10 || status=1; \
 	wait $$book || status=1; \
 	echo "make test: the book and the tests that read it"; cat "$$book_log"; rm -f "$$book_log"; \
-	echo "make test: the boxes, alone on the machine"; \
-	$(BIN)/python -m pytest -q -rfE -m "boxes and not timing" --durations=5 || status=1; \
+	echo "make test: the tests that time the pages, alone on the machine"; \
+	$(BIN)/python -m pytest -q -rfE -m "quiet and not timing" --durations=5 || status=1; \
 	exit $$status
 
 # On a quiet machine of the recorded kind: do the speed-ups the book quotes still hold here? A

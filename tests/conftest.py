@@ -26,16 +26,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     `make test` runs the `book` tests in one pytest process (it builds the book once; two
     processes building into one `_build/` would spoil each other's output) beside
     TEST_WORKERS pytest-xdist processes for the rest. The tests under tests/browser/ are also
-    `browser` tests (they open the built pages in Chromium); those of the boxes
-    (test_web_browser.py) are `boxes` tests too: they time the boxes, so `make test` runs them
-    last, alone on the machine."""
+    `browser` tests (they open the built pages in Chromium); those that time how a page responds
+    are marked `quiet` where they are written, and `make test` runs them last, alone on the
+    machine."""
     for item in items:
         if "html_dir" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.book)
         if item.path.parent.name == "browser":
             item.add_marker(pytest.mark.browser)
-            if item.path.name == "test_web_browser.py":
-                item.add_marker(pytest.mark.boxes)
 
 
 def pytest_terminal_summary(terminalreporter) -> None:

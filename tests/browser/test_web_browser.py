@@ -21,7 +21,8 @@ refusals are in Chinese; the GPT box times the same tokens with and without the
 cache after its long prompt; nothing overflows a box 390 px wide; axe-core finds no serious
 or critical violation anywhere on the page; before the reader touches a box, the page fetches
 under 1 MB beyond the theme's own files. No request may leave 127.0.0.1. The tests print what
-they measure.
+they measure. The tests that time the page (marked `quiet`) need the machine to themselves:
+`make test` runs them last, alone.
 """
 
 from __future__ import annotations
@@ -443,6 +444,7 @@ root.querySelector('.sf-stop').click();
 """
 
 
+@pytest.mark.quiet
 def test_the_gpt_box_never_blocks_the_page(browser: Any, site: str, served: dict) -> None:  # noqa: F811
     """500 greedy tokens with the cache and 500 without, streamed: no task of the page's main
     thread over 200 ms once the model has loaded, the first token within 1 s of Run; then a
@@ -520,6 +522,7 @@ def long_review(words: int) -> str:
     return " ".join(text[:words])
 
 
+@pytest.mark.quiet
 @pytest.mark.parametrize("reads", ["cut", "windows"])
 def test_typing_a_long_review_never_blocks_the_page(browser: Any, site: str, served: dict,  # noqa: F811
                                                     request: pytest.FixtureRequest, reads: str) -> None:
