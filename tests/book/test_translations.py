@@ -88,9 +88,9 @@ def test_every_message_of_a_translated_page_is_translated(docname: str) -> None:
 def test_translations_keep_glue_math_code_and_links_verbatim(docname: str) -> None:
     """The numbers come from the glue roles: a translation must keep each of them (and the
     formulas, code and link targets) exactly. A glued English phrase may be replaced by the
-    chapter's Chinese wording of the same fact, `<key>_zh`; a cross-reference's words are
-    translated, its target kept; a translation may add a code span or a formula of its own (a
-    name or a symbol the Chinese sentence needs), never a role."""
+    chapter's Chinese wording of the same fact, `<key>_zh` (as text or Markdown); a
+    cross-reference's words are translated, its target kept; a translation may add a code span
+    or a formula of its own (a name or a symbol the Chinese sentence needs), never a role."""
     changed = []
     for message in translations.read_catalogue(CATALOGUES[docname]):
         if not message.id or not message.string:
@@ -101,9 +101,10 @@ def test_translations_keep_glue_math_code_and_links_verbatim(docname: str) -> No
                             for found in (english, chinese))
         for role in list(chinese):
             match = re.fullmatch(r"\{glue:(\w+)\}`(\w+)_zh(:[^`]*)?`", role)
-            if match:
+            if match:  # its Chinese wording may be Markdown (words in italics) where the English is text
                 kind, key, spec = match.groups()
-                english[f"{{glue:{kind}}}`{key}{spec or ''}`"] -= chinese.pop(role)
+                roles = [f"{{glue:{k}}}`{key}{spec or ''}`" for k in (kind, "text", "md")]
+                english[next((r for r in roles if english[r] > 0), roles[0])] -= chinese.pop(role)
         lost, added = english - chinese, chinese - english
         if lost or any(item.startswith("{") for item in added):
             changed.append(f"{message.id[:80]!r}: lost {sorted((english - chinese).elements())}, "
