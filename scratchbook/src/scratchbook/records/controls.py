@@ -100,12 +100,14 @@ def _updates(entry: dict) -> str:
     return f"{counts[0]:,}" if len(counts) == 1 else f"{counts[0]:,} to {counts[-1]:,}"
 
 
-def controls_table(path: Path | None = None, minutes: bool = False) -> Markdown:
+def controls_table(path: Path | None = None, minutes: bool = False,
+                   compact: bool = False) -> Markdown:
     """The control table: a row per model and teacher (bag of words, NBSVM and the
     Transformer, untaught, then taught), its seeds, mean validation accuracy (the block
     holdout), mean test accuracy with its 95% t-interval over seeds, and the optimizer updates a
     Transformer made; with `minutes`, the mean minutes to the trained model too (teachers
-    included). A row without runs in the record reads "not run yet"."""
+    included); with `compact` (chapter 11's), the model, its teacher and the test column only.
+    A row without runs in the record reads "not run yet"."""
     record = read_controls(path)
     rows = []
     for key, model, teacher in CONTROL_ROWS:
@@ -122,6 +124,8 @@ def controls_table(path: Path | None = None, minutes: bool = False) -> Markdown:
         rows.append([model, teacher, *cells])
     header = ["model", "taught by", "seeds", "validation", "test (95% interval)",
               "updates"] + (["minutes"] if minutes else [])
+    if compact:
+        return markdown_table(header[:2] + header[4:5], [row[:2] + row[4:5] for row in rows])
     return markdown_table(header, rows)
 
 
