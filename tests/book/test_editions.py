@@ -348,3 +348,84 @@ def test_chinese_pages_include_the_chinese_boxes(html_dir: Path, page: str) -> N
     assert "sf-widget" in english and "sf-widget" in chinese
     assert "This box runs" in english and "This box runs" not in chinese
     assert "这个交互框在浏览器中运行" in chinese
+
+
+# -- glued values inside Chinese sentences ------------------------------------------------------
+
+GLUED = {"pasted-text", "pasted-markdown"}
+# A word of three Latin letters or more that stands alone (not part of a version, a path or an
+# identifier such as 2.13.0+cpu or ch11_taught.py).
+LATIN_WORD = re.compile(r"(?<![\w.+/@-])[A-Za-z]{3,}(?![\w.+/@-])")
+# What a Chinese sentence keeps in Latin letters besides acronyms (NBSVM, BERT, GPT, IMDB, CPU):
+# names of libraries and units.
+LATIN_KEPT = {"torch", "GiB", "MiB", "KiB"}
+# The pages this test reads: chapter 11 and its appendix glue their phrases in Chinese too.
+# (Every other translated page can be checked with `english_in_glued`; the lead has the list of
+# those that still glue English phrases.)
+GLUED_IN_CHINESE = ["book/11_training", "book/experiments_11"]
+
+
+class GluedInParagraphs(HTMLParser):
+    """The text of each glued value (MyST-NB's `pasted-text`, the book's `pasted-markdown`) that
+    stands inside a paragraph, code inside it left out: `(glue key, text)`."""
+
+    VOID = {"br", "img", "hr", "input", "meta", "link", "wbr", "source"}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.open: list[tuple[str, set[str]]] = []
+        self.glued: list[tuple[str, str]] = []
+        self._current: tuple[int, str, list[str]] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in self.VOID:
+            return
+        classes = set((dict(attrs).get("class") or "").split())
+        self.open.append((tag, classes))
+        if (self._current is None and classes & GLUED
+                and any(name == "p" for name, _ in self.open[:-1])):
+            key = next((c.removeprefix("glue-key-") for c in classes if c.startswith("glue-key-")), "?")
+            self._current = (len(self.open), key, [])
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self.VOID:
+            return
+        while self.open:
+            name, _ = self.open.pop()
+            if self._current is not None and len(self.open) < self._current[0]:
+                self.glued.append((self._current[1], "".join(self._current[2])))
+                self._current = None
+            if name == tag:
+                break
+
+    def handle_data(self, data: str) -> None:
+        if self._current is not None and not any(
+                name in ("code", "pre") or "math" in classes for name, classes in self.open):
+            self._current[2].append(data)
+
+
+def english_in_glued(html: str) -> list[str]:
+    """Each glued value inside a paragraph that holds an English word or a number with an
+    English thousands separator, as `key: text`."""
+    parser = GluedInParagraphs()
+    parser.feed(html)
+    return [f"{key}: {text!r}" for key, text in parser.glued
+            if re.search(r"\d,\d{3}", text) or any(
+                not word.isupper() and word not in LATIN_KEPT for word in LATIN_WORD.findall(text))]
+
+
+def test_a_glued_english_phrase_in_a_chinese_paragraph_is_found() -> None:
+    page = ('<p>它的测试准确率 <span class="pasted-text glue-key-val_vs_test">lower</span>，在 '
+            '<span class="pasted-markdown glue-key-n"><span>49,261</span></span> 条影评上；'
+            '<span class="pasted-markdown glue-key-ok">NBSVM 得 89.21%，<code>--teacher nbsvm</code>'
+            '，torch 2.13.0+cpu</span></p><span class="pasted-text glue-key-out">words outside</span>')
+    assert english_in_glued(page) == ["val_vs_test: 'lower'", "n: '49,261'"]
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("docname", GLUED_IN_CHINESE)
+def test_glued_values_in_chinese_paragraphs_hold_no_english_words(html_dir: Path, docname: str) -> None:
+    """A Chinese sentence glues the Chinese form of a phrase (`<key>_zh`) and numbers without the
+    English thousands separator (25000, not 25,000)."""
+    english = english_in_glued((html_dir / ZH_DIR / f"{docname}.html").read_text(encoding="utf-8"))
+    assert not english, f"{docname}: {english}"

@@ -34,7 +34,7 @@ from pathlib import Path
 from IPython.display import Markdown
 
 from scratchformer.measure.statistics import interval_text, paired_difference
-from scratchbook.pages import markdown_table
+from scratchbook.pages import in_chinese, markdown_table
 from scratchbook.record import Record, RecordError
 from scratchbook.records import (IMDB_CONTROLS, IMDB_SENTENCES_EQUAL, IMDB_TAUGHT_BLOCKS,
                                  ORDER_PAIRS, ORDER_PAIRS_FOUND, ORDER_PAIRS_READING,
@@ -158,6 +158,21 @@ def self_taught_text(record: dict) -> str:
             f"seeds (95% interval {100 * low:.2f}% to {100 * high:.2f}%){said}")
 
 
+def self_taught_text_zh(record: dict) -> str:
+    """`self_taught_text` in the Chinese edition's words, from the same row."""
+    entry = record["table"]["transformer_self"]
+    if not measured(entry):
+        return ("尚未运行：它的五次运行各以同一种子的未受教运行为老师"
+                "（`tools/records/ch11_taught.py --teacher transformer`），是这张表仍缺的对照；"
+                "`tools/records/ch11_controls.py --self` 会把它们加入记录")
+    low, high = entry["test"]["interval_95"]
+    versus = seed_difference(record, "transformer_self", "transformer_nbsvm")
+    said = (f"；逐个种子减去由 NBSVM 教的 Transformer，为 {in_chinese(interval_text(points(versus)))}"
+            if versus is not None else "")
+    return (f"在 {len(entry['seeds'])} 个种子上的测试得分为 {_percent(entry['test']['mean'])}"
+            f"（95% 区间为 {100 * low:.2f}% 至 {100 * high:.2f}%）{said}")
+
+
 def controls_figures(path: Path | None = None) -> dict[str, str]:
     """The numbers chapter 11's control table is read with, as text keyed by glue name: the
     Transformer taught by NBSVM less bag of words taught the same way, and less NBSVM untaught,
@@ -205,6 +220,10 @@ def controls_figures(path: Path | None = None) -> dict[str, str]:
         "served_bootstrap": (f"{100 * bootstrap['mean']:+.2f} points (95% bootstrap interval "
                              f"{100 * bootstrap['low']:+.2f} to {100 * bootstrap['high']:+.2f})"),
         "control_self": self_taught_text(record),
+        "control_self_zh": self_taught_text_zh(record),
+        "served_mcnemar_zh": (f"p = {mcnemar['p_value']:.2f}：只有交互框所用的模型判对的测试影评有 "
+                              f"{mcnemar['only_first_right']} 条，只有词袋判对的有 "
+                              f"{mcnemar['only_second_right']} 条"),
     }
 
 
