@@ -170,7 +170,7 @@ def self_taught_text_zh(record: dict) -> str:
     said = (f"；逐个种子减去由 NBSVM 教的 Transformer，为 {in_chinese(interval_text(points(versus)))}"
             if versus is not None else "")
     return (f"在 {len(entry['seeds'])} 个种子上的测试得分为 {_percent(entry['test']['mean'])}"
-            f"（95% 区间为 {100 * low:.2f}% 至 {100 * high:.2f}%）{said}")
+            f"（95% 区间为 {100 * low:.2f}% 到 {100 * high:.2f}%）{said}")
 
 
 def controls_figures(path: Path | None = None) -> dict[str, str]:
