@@ -22,13 +22,59 @@ def markdown_table(header: list[str], rows: list[list[object]]) -> Markdown:
     return Markdown("\n".join(lines))
 
 
-def glue_md(name: str, text: str) -> None:
-    """Glue a piece of text for the prose, where it is rendered as Markdown.
+def glue_md(name: str, text: str, zh: str | None = None) -> None:
+    """Glue a piece of text for the prose, where it is rendered as Markdown; with `zh`, the
+    Chinese edition's wording of the same value too, as `<name>_zh`.
 
     Described in the appendix "Running it for real"."""
     from myst_nb import glue
 
     glue(name, Markdown(text), display=False)
+    if zh is not None:
+        glue(f"{name}_zh", Markdown(zh), display=False)
+
+
+NUMBER = r"[+-]?\d+(?:\.\d+)?%?"
+# The forms the records' figures take in English, and the same figures in a Chinese sentence.
+CHINESE_FORMS = [
+    (re.compile(rf"({NUMBER}) points \((\d+)% interval ({NUMBER}) to ({NUMBER}), (\d+) "
+                r"degrees? of freedom\)"), r"\1 个百分点（\2% 区间为 \3 到 \4，自由度为 \5）"),
+    (re.compile(rf"({NUMBER}) points \((\d+)% bootstrap interval ({NUMBER}) to ({NUMBER})\)"),
+     r"\1 个百分点（\2% 自助法区间为 \3 到 \4）"),
+    (re.compile(r", an interval that holds zero"), "，区间包含零"),
+    (re.compile(rf"(\d+) of (\d+) \(({NUMBER}), (\d+)% interval ({NUMBER}) to ({NUMBER})\)"),
+     r"\2 个中的 \1 个（\3，\4% 区间为 \5 到 \6）"),
+    (re.compile(r"\b(\d+) of (?:the )?(\d+)\b"), r"\2 个中的 \1 个"),
+    (re.compile(rf"({NUMBER}) for (\d+)(, )?"), lambda m: f"{m[2]} 句为 {m[1]}"
+     + ("；" if m[3] else "")),
+    (re.compile(rf"^({NUMBER}) (to|and) ({NUMBER})$"),
+     lambda m: f"{m[1]} {'到' if m[2] == 'to' else '和'} {m[3]}"),
+]
+
+
+def in_chinese(text: str) -> str:
+    """A glued figure as a Chinese sentence holds it: an interval in points, a count out of a
+    total, a range, a pair of numbers, each in the edition's words (`-0.65 个百分点（95% 区间为
+    -1.01 到 -0.29，自由度为 2）`, `24 个中的 23 个`), and every number without the English
+    thousands separator (25000, not 25,000). Text in no such form is returned as it is (less
+    the separators): a test of the built pages finds an English word left in a Chinese
+    paragraph.
+
+    Described in the appendix "Running it for real"."""
+    text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)
+    for pattern, chinese in CHINESE_FORMS:
+        text = pattern.sub(chinese, text)
+    return text
+
+
+def glue_figures(figures: dict[str, str]) -> None:
+    """Glue each of a record's figures (`glue_md`), and its Chinese form (`in_chinese`) as
+    `<name>_zh` where that differs.
+
+    Described in the appendix "Running it for real"."""
+    for name, text in figures.items():
+        chinese = in_chinese(text)
+        glue_md(name, text, chinese if chinese != text else None)
 
 
 # A value that is numbers only: digits, signs, points, %, ±, separators, parentheses, and "to" or

@@ -1,5 +1,6 @@
-"""Chapter 11, "How sure a difference is": the paired difference and its t-interval
-(`scratchformer.measure.statistics`), against published values, and the pages' wording.
+"""The appendix "Experiments behind chapter 11", "How sure a difference is": the paired
+difference and its t-interval (`scratchformer.measure.statistics`), against published values,
+and the pages' wording.
 """
 
 from __future__ import annotations

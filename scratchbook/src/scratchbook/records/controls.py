@@ -34,7 +34,7 @@ from pathlib import Path
 from IPython.display import Markdown
 
 from scratchformer.measure.statistics import interval_text, paired_difference
-from scratchbook.pages import markdown_table
+from scratchbook.pages import in_chinese, markdown_table
 from scratchbook.record import Record, RecordError
 from scratchbook.records import (IMDB_CONTROLS, IMDB_SENTENCES_EQUAL, IMDB_TAUGHT_BLOCKS,
                                  ORDER_PAIRS, ORDER_PAIRS_FOUND, ORDER_PAIRS_READING,
@@ -100,12 +100,14 @@ def _updates(entry: dict) -> str:
     return f"{counts[0]:,}" if len(counts) == 1 else f"{counts[0]:,} to {counts[-1]:,}"
 
 
-def controls_table(path: Path | None = None, minutes: bool = False) -> Markdown:
+def controls_table(path: Path | None = None, minutes: bool = False,
+                   compact: bool = False) -> Markdown:
     """The control table: a row per model and teacher (bag of words, NBSVM and the
     Transformer, untaught, then taught), its seeds, mean validation accuracy (the block
     holdout), mean test accuracy with its 95% t-interval over seeds, and the optimizer updates a
     Transformer made; with `minutes`, the mean minutes to the trained model too (teachers
-    included). A row without runs in the record reads "not run yet"."""
+    included); with `compact` (chapter 11's), the model, its teacher and the test column only.
+    A row without runs in the record reads "not run yet"."""
     record = read_controls(path)
     rows = []
     for key, model, teacher in CONTROL_ROWS:
@@ -122,6 +124,8 @@ def controls_table(path: Path | None = None, minutes: bool = False) -> Markdown:
         rows.append([model, teacher, *cells])
     header = ["model", "taught by", "seeds", "validation", "test (95% interval)",
               "updates"] + (["minutes"] if minutes else [])
+    if compact:
+        return markdown_table(header[:2] + header[4:5], [row[:2] + row[4:5] for row in rows])
     return markdown_table(header, rows)
 
 
@@ -152,6 +156,21 @@ def self_taught_text(record: dict) -> str:
             if versus is not None else "")
     return (f"scores {_percent(entry['test']['mean'])} on test over {len(entry['seeds'])} "
             f"seeds (95% interval {100 * low:.2f}% to {100 * high:.2f}%){said}")
+
+
+def self_taught_text_zh(record: dict) -> str:
+    """`self_taught_text` in the Chinese edition's words, from the same row."""
+    entry = record["table"]["transformer_self"]
+    if not measured(entry):
+        return ("尚未运行：它的五次运行各以同一种子的未受教运行为老师"
+                "（`tools/records/ch11_taught.py --teacher transformer`），是这张表仍缺的对照；"
+                "`tools/records/ch11_controls.py --self` 会把它们加入记录")
+    low, high = entry["test"]["interval_95"]
+    versus = seed_difference(record, "transformer_self", "transformer_nbsvm")
+    said = (f"；逐个种子减去由 NBSVM 教的 Transformer，为 {in_chinese(interval_text(points(versus)))}"
+            if versus is not None else "")
+    return (f"在 {len(entry['seeds'])} 个种子上的测试得分为 {_percent(entry['test']['mean'])}"
+            f"（95% 区间为 {100 * low:.2f}% 到 {100 * high:.2f}%）{said}")
 
 
 def controls_figures(path: Path | None = None) -> dict[str, str]:
@@ -201,6 +220,10 @@ def controls_figures(path: Path | None = None) -> dict[str, str]:
         "served_bootstrap": (f"{100 * bootstrap['mean']:+.2f} points (95% bootstrap interval "
                              f"{100 * bootstrap['low']:+.2f} to {100 * bootstrap['high']:+.2f})"),
         "control_self": self_taught_text(record),
+        "control_self_zh": self_taught_text_zh(record),
+        "served_mcnemar_zh": (f"p = {mcnemar['p_value']:.2f}：只有交互框所用的模型判对的测试影评有 "
+                              f"{mcnemar['only_first_right']} 条，只有词袋判对的有 "
+                              f"{mcnemar['only_second_right']} 条"),
     }
 
 

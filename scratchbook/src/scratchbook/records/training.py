@@ -25,7 +25,7 @@ from IPython.display import Markdown
 
 from scratchformer.data.framing import CLS_ID, PAD_ID, SEP_ID, encode_review, review_encoding
 from scratchformer.measure.statistics import interval_text, paired_difference
-from scratchbook.pages import glue_count, glue_md, markdown_table
+from scratchbook.pages import glue_count, glue_md, in_chinese, markdown_table
 from scratchbook.records import IMDB_TAUGHT_BLOCKS, WEB_CLASSIFIER_PRECISION
 from scratchbook.records.taught import TAUGHT_MODEL
 from scratchformer.runs.hardware import busy_note, recorded_load
@@ -56,6 +56,16 @@ def review_lengths_figure(lengths: np.ndarray, data_kind: str) -> None:
     plt.show()
 
 
+LABELS_ZH = {"negative": "负面", "positive": "正面"}  # a verdict, as the Chinese edition says it
+
+
+def hardware_zh(hardware: dict) -> str:
+    """A record's machine in the Chinese edition's words: its processor, logical CPUs and
+    torch threads."""
+    return (f"{hardware['cpu']}，{hardware['logical_cpus']} 个逻辑 CPU，"
+            f"{hardware['torch_threads']} 个 torch 线程")
+
+
 def cpu_run_table(cpu_run: dict) -> Markdown:
     """The full CPU run's per-class test metrics; glues what the prose quotes of the run.
 
@@ -67,27 +77,32 @@ def cpu_run_table(cpu_run: dict) -> Markdown:
     glue_md("cpu_train_minutes", f"{seconds['train'] / 60:.1f}")
     glue_md("cpu_hardware", f"{cpu_run['hardware']['cpu']}, "
             f"{cpu_run['hardware']['logical_cpus']} logical CPUs, "
-            f"{cpu_run['hardware']['torch_threads']} torch thread(s)")
+            f"{cpu_run['hardware']['torch_threads']} torch thread(s)",
+            hardware_zh(cpu_run["hardware"]))
     cpu_load = recorded_load(cpu_run)
     glue_md("cpu_load", f"{cpu_load['start']:.1f} when it started and "
-            f"{cpu_load['end']:.1f} when it finished")
+            f"{cpu_load['end']:.1f} when it finished",
+            f"开始时为 {cpu_load['start']:.1f}，结束时为 {cpu_load['end']:.1f}")
     glue_md("cpu_machine",
-            "was busy with other work" if cpu_load["busy"] else "was otherwise quiet")
+            "was busy with other work" if cpu_load["busy"] else "was otherwise quiet",
+            "同时还忙着别的工作" if cpu_load["busy"] else "没有别的工作")
     glue_md("cpu_torch", cpu_run["software"]["torch"])
     glue_md("cpu_val_accuracy", f"{100 * cpu_run['validation']['accuracy']:.1f}%")
     best_record = max(cpu_run["history"], key=lambda record: record["val_accuracy"])
     glue_md("cpu_best_point", f"{best_record['reviews_seen']:,} training reviews (epoch "
-            f"{best_record['epoch']} of {cpu_run['train_config']['epochs']})")
-    glue_md("val_vs_test",
-            "lower" if test_metrics["accuracy"] < cpu_run["validation"]["accuracy"]
-            else "not lower")
+            f"{best_record['epoch']} of {cpu_run['train_config']['epochs']})",
+            f"{best_record['reviews_seen']} 条训练影评（第 {best_record['epoch']} 轮，共 "
+            f"{cpu_run['train_config']['epochs']} 轮）")
+    lower = test_metrics["accuracy"] < cpu_run["validation"]["accuracy"]
+    glue_md("val_vs_test", "lower" if lower else "not lower", "更低" if lower else "并不更低")
     recalls = {name: m["recall"] for name, m in test_metrics["per_class"].items()}
     glue_md("negative_recall", f"{100 * recalls['negative']:.1f}%")
     glue_md("positive_recall", f"{100 * recalls['positive']:.1f}%")
     glue_md("over_budget",
             f"{100 * cpu_run['data']['train_tokens']['fraction_over_budget']:.0f}%")
     glue_md("median_tokens", f"{cpu_run['data']['train_tokens']['median']:.0f}")
-    glue_md("tokens_per_second", f"{cpu_run['throughput']['train_tokens_per_second']:,.0f}")
+    glue_md("tokens_per_second", f"{cpu_run['throughput']['train_tokens_per_second']:,.0f}",
+            f"{cpu_run['throughput']['train_tokens_per_second']:.0f}")
     rows = [[name, f"{m['precision']:.3f}", f"{m['recall']:.3f}", f"{m['f1']:.3f}",
              f"{m['support']:,}"]
             for name, m in test_metrics["per_class"].items()]
@@ -153,10 +168,11 @@ def predictions_table(recorded: dict) -> Markdown:
         probability = item["probabilities"][item["label"]]
         prediction_rows.append([text.replace("|", "/"), item["label"], f"{probability:.3f}"])
     not_bad = recorded_item(recorded, "Not bad at all.")
-    glue_md("not_bad_label", not_bad["label"])
+    glue_md("not_bad_label", not_bad["label"], LABELS_ZH[not_bad["label"]])
     glue_md("not_bad_p", f"{not_bad['probabilities'][not_bad['label']]:.2f}")
     holds(not_bad["label"] == "negative", "the prose explains a negative verdict")
-    glue_md("boredom_label", recorded_item(recorded, "A masterpiece of boredom.")["label"])
+    boredom = recorded_item(recorded, "A masterpiece of boredom.")["label"]
+    glue_md("boredom_label", boredom, LABELS_ZH[boredom])
     return markdown_table(["review", "label", "probability of that label"], prediction_rows)
 
 
@@ -320,14 +336,14 @@ def baselines_table(baselines_run: dict, transformer_run: dict) -> Markdown:
     nbsvm_gap = 100 * (nbsvm_run["accuracy"] - transformer_accuracy)
     bag_gap = 100 * (bag_run["accuracy"] - transformer_accuracy)
     test_se = standard_error_points(transformer_accuracy, test_reviews)
-    glue_md("baseline_val_reviews", f"{validation['reviews']:,}")
+    glue_md("baseline_val_reviews", f"{validation['reviews']:,}", str(validation["reviews"]))
     glue_md("baseline_val_seed", str(validation["seed"]))
     train_reviews = baselines_run["data"]["splits"]["train"]["reviews"]
-    glue_md("baseline_train_reviews", f"{train_reviews:,}")
-    glue_md("baseline_test_reviews", f"{test_reviews:,}")
+    glue_md("baseline_train_reviews", f"{train_reviews:,}", str(train_reviews))
+    glue_md("baseline_test_reviews", f"{test_reviews:,}", str(test_reviews))
     hardware = baselines_run["hardware"]
     glue_md("baseline_hardware", f"{hardware['cpu']}, {hardware['logical_cpus']} logical "
-            f"CPUs, {hardware['torch_threads']} torch thread(s)")
+            f"CPUs, {hardware['torch_threads']} torch thread(s)", hardware_zh(hardware))
     glue_md("majority_accuracy", points(majority_run["accuracy"]))
     glue_md("bag_accuracy", points(bag_run["accuracy"]))
     glue_md("nbsvm_accuracy", points(nbsvm_run["accuracy"]))
@@ -340,7 +356,8 @@ def baselines_table(baselines_run: dict, transformer_run: dict) -> Markdown:
     glue_md("transformer_minutes", f"{transformer_seconds / 60:.1f}")
     glue_md("transformer_train_reviews", f"{transformer_train_reviews:,}")
     glue_md("paper_nbsvm", points(PAPER_NBSVM_ACCURACY))
-    glue_md("transformer_parameters", f"{transformer_run['parameters']:,}")
+    glue_md("transformer_parameters", f"{transformer_run['parameters']:,}",
+            str(transformer_run["parameters"]))
     glue_md("smaller_gap_in_se", f"{min(nbsvm_gap, bag_gap) / test_se:.0f}")
     chosen_bag = validation["bag_of_words"]["chosen"]
     chosen_nbsvm = validation["nbsvm"]["chosen"]
@@ -361,7 +378,9 @@ def baselines_table(baselines_run: dict, transformer_run: dict) -> Markdown:
     speed_ratio = transformer_seconds / nbsvm_run["seconds"]["total"]
     glue_md("speed_comparison",
             f", which was {speed_ratio:.0f} times faster" if same_conditions else
-            "; the two were timed under different loads, so their times are not compared")
+            "; the two were timed under different loads, so their times are not compared",
+            f"，而 NBSVM 快 {speed_ratio:.0f} 倍" if same_conditions else
+            "；两者是在不同负载下计时的，所以不比较它们的用时")
     holds(min(nbsvm_gap, bag_gap) > 2 * test_se, "both baselines beat the Transformer")
     test_positive = baselines_run["data"]["splits"]["test"]["positive"]
     holds(2 * test_positive == test_reviews, "the test set is balanced")
@@ -461,8 +480,9 @@ def ablation_table(ablations: dict) -> Markdown:
 
     for variant, key in (("no attention", "bag"), ("max_len=512", "long"),
                          ("lower-cased", "lower")):
-        glue_md(f"{key}_val_gap", verdict(variant, "validation"))
-        glue_md(f"{key}_test_gap", verdict(variant, "test"))
+        for measure, short in (("validation", "val"), ("test", "test")):
+            said = verdict(variant, measure)
+            glue_md(f"{key}_{short}_gap", said, in_chinese(said))
     over = {v: mean(ablations["runs"][v][s]["data"]["train_tokens"]["fraction_over_budget"]
                     for s in seeds) for v in ("preset", "max_len=512")}
     glue_md("short_covered", f"{1 - over['preset']:.0%}")
