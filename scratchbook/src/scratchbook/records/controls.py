@@ -140,37 +140,30 @@ def seed_difference(record: dict, key: str, other: str, measure: str = "test") -
                              [rows[other]["rows"][s][measure] for s in seeds])
 
 
-def self_taught_text(record: dict) -> str:
-    """What the prose says of the Transformer taught by itself, read from its row: that its
-    runs are not in the record yet while it has none, else its test accuracy and its difference
-    from the Transformer taught by NBSVM, seed by seed."""
+def self_taught_texts(record: dict) -> tuple[str, str]:
+    """What the prose says of the Transformer taught by itself, read from its row, in English
+    and in the Chinese edition's words: that its runs are not in the record yet while it has
+    none, else its test accuracy and its difference from the Transformer taught by NBSVM, seed
+    by seed."""
     entry = record["table"]["transformer_self"]
     if not measured(entry):
+        command = "`tools/records/ch11_taught.py --teacher transformer`"
+        adds = "`tools/records/ch11_controls.py --self`"
         return (f"is {RUNNING}: its five runs, each taught by its own seed's untaught run "
-                "(`tools/records/ch11_taught.py --teacher transformer`), are the control this "
-                "table still lacks; `tools/records/ch11_controls.py --self` adds them to the "
-                "record")
+                f"({command}), are the control this table still lacks; {adds} adds them to the "
+                "record",
+                f"尚未运行：它的五次运行各以同一种子的未受教运行为老师（{command}），"
+                f"是这张表仍缺的对照；{adds} 会把它们加入记录")
     low, high = entry["test"]["interval_95"]
+    seeds, mean = len(entry["seeds"]), _percent(entry["test"]["mean"])
     versus = seed_difference(record, "transformer_self", "transformer_nbsvm")
-    said = (f"; less the Transformer taught by NBSVM, {interval_text(points(versus))}"
-            if versus is not None else "")
-    return (f"scores {_percent(entry['test']['mean'])} on test over {len(entry['seeds'])} "
-            f"seeds (95% interval {100 * low:.2f}% to {100 * high:.2f}%){said}")
-
-
-def self_taught_text_zh(record: dict) -> str:
-    """`self_taught_text` in the Chinese edition's words, from the same row."""
-    entry = record["table"]["transformer_self"]
-    if not measured(entry):
-        return ("尚未运行：它的五次运行各以同一种子的未受教运行为老师"
-                "（`tools/records/ch11_taught.py --teacher transformer`），是这张表仍缺的对照；"
-                "`tools/records/ch11_controls.py --self` 会把它们加入记录")
-    low, high = entry["test"]["interval_95"]
-    versus = seed_difference(record, "transformer_self", "transformer_nbsvm")
-    said = (f"；逐个种子减去由 NBSVM 教的 Transformer，为 {in_chinese(interval_text(points(versus)))}"
-            if versus is not None else "")
-    return (f"在 {len(entry['seeds'])} 个种子上的测试得分为 {_percent(entry['test']['mean'])}"
-            f"（95% 区间为 {100 * low:.2f}% 到 {100 * high:.2f}%）{said}")
+    gap = interval_text(points(versus)) if versus is not None else None
+    said = f"; less the Transformer taught by NBSVM, {gap}" if gap else ""
+    said_zh = f"；逐个种子减去由 NBSVM 教的 Transformer，为 {in_chinese(gap)}" if gap else ""
+    return (f"scores {mean} on test over {seeds} seeds (95% interval {100 * low:.2f}% to "
+            f"{100 * high:.2f}%){said}",
+            f"在 {seeds} 个种子上的测试得分为 {mean}（95% 区间为 {100 * low:.2f}% 到 "
+            f"{100 * high:.2f}%）{said_zh}")
 
 
 def controls_figures(path: Path | None = None) -> dict[str, str]:
@@ -178,7 +171,7 @@ def controls_figures(path: Path | None = None) -> dict[str, str]:
     Transformer taught by NBSVM less bag of words taught the same way, and less NBSVM untaught,
     on test; what teaching adds to bag of words and to the Transformer, each against its own
     untaught runs; the updates each Transformer arm made; the served arm's per-review tests on
-    seed 0; and the row of the Transformer taught by itself (`self_taught_text`).
+    seed 0; and the row of the Transformer taught by itself (`self_taught_texts`).
 
     Refuses (ValueError) a record that no longer supports the chapter's reading: the taught
     Transformer not told apart from taught bag of words (its interval holds zero) and below
@@ -194,6 +187,7 @@ def controls_figures(path: Path | None = None) -> dict[str, str]:
     transformer_lift = seed_difference(record, "transformer_nbsvm", "transformer")
     served = comparisons["transformer_served"]["bag_of_words_taught"]
     mcnemar = served["per_review"]["mcnemar_test"].get("0")
+    self_taught, self_taught_zh = self_taught_texts(record)
     bootstrap = served["per_review"]["bootstrap_test"]
     require(versus_bag["low"] <= 0 <= versus_bag["high"],
             "the taught Transformer not told apart from bag of words taught the same way")
@@ -219,8 +213,8 @@ def controls_figures(path: Path | None = None) -> dict[str, str]:
                            f"{mcnemar['only_second_right']:,} only bag of words"),
         "served_bootstrap": (f"{100 * bootstrap['mean']:+.2f} points (95% bootstrap interval "
                              f"{100 * bootstrap['low']:+.2f} to {100 * bootstrap['high']:+.2f})"),
-        "control_self": self_taught_text(record),
-        "control_self_zh": self_taught_text_zh(record),
+        "control_self": self_taught,
+        "control_self_zh": self_taught_zh,
         "served_mcnemar_zh": (f"p = {mcnemar['p_value']:.2f}：只有交互框所用的模型判对的测试影评有 "
                               f"{mcnemar['only_first_right']} 条，只有词袋判对的有 "
                               f"{mcnemar['only_second_right']} 条"),
