@@ -131,7 +131,7 @@ test: check mathjax browser
 	echo "make test: the book is built and its tests run beside the other tests"; \
 	$(BIN)/python -m pytest -q -rfE -p no:cacheprovider -m "book and not quiet and not timing" \
 		--durations=10 >"$$book_log" 2>&1 & book=$$!; \
-	nice -n 10 $(BIN)/python -m pytest -q -rfE -m "not book and not timing" -n $(TEST_WORKERS) \
+	nice -n 10 $(BIN)/python -m pytest -q -rfE -m "not book and not timing and not check" -n $(TEST_WORKERS) \
 		--durations=10 || status=1; \
 	wait $$book || status=1; \
 	echo "make test: the book and the tests that read it"; cat "$$book_log"; rm -f "$$book_log"; \
@@ -150,7 +150,7 @@ timings: venv
 # CPU, so about 2½ minutes on two idle cores (see README, "Timings"); it prints its wall time.
 test-fast: check
 	@start=$$(date +%s); \
-	$(BIN)/python -m pytest -q -rfE -m "not book and not slow and not timing" -n $(TEST_WORKERS); status=$$?; \
+	$(BIN)/python -m pytest -q -rfE -m "not book and not slow and not timing and not check" -n $(TEST_WORKERS); status=$$?; \
 	echo "make test-fast: the tests took $$(( $$(date +%s) - start )) s of wall time"; exit $$status
 
 bench: venv

@@ -158,7 +158,7 @@ def edit_line(path: Path, line: int, new: str) -> None:
     path.write_text("\n".join(lines), encoding="utf-8")
 
 
-@pytest.mark.slow  # `make test-fast` and `make test` run `make check` first: this repeats it for pytest alone
+@pytest.mark.check  # `make test`, `make test-fast` and `make prepare` run `make check` first and leave this out
 def test_repository_is_in_sync() -> None:
     result = run_check(ROOT)
     assert result.returncode == 0, result.stdout + result.stderr

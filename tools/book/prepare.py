@@ -27,7 +27,7 @@ from book.run import run_chapter
 
 TOOL = Path(__file__).resolve().parents[1] / "export.py"
 TRANSLATIONS = TOOL.with_name("translations.py")
-FAST_TESTS = "not book and not slow and not timing"
+FAST_TESTS = "not book and not slow and not timing and not check"
 
 
 def changed_chapters(root: Path) -> list[str]:
