@@ -92,42 +92,43 @@ def test_patience_stops_after_that_many_validations_without_a_gain() -> None:
 
 @pytest.mark.slow
 def test_the_recorded_comparison_runs_end_to_end(tmp_path, toy_dir) -> None:
-    """train-gpt --no-labels, then tools/records/ch13_gpt_transfer.py: runs, and the record's keys."""
+    """train-gpt --no-labels, then tools/records/ch13_gpt_transfer.py: runs, and the record's keys.
+    The fine-tuning runs call the script's `main` in this process (each would otherwise spend
+    seconds importing torch); the record is made by the script as a contributor runs it."""
     import json
     import subprocess
     import sys
 
     from scratchformer.cli.commands import main
-    from support import ROOT
+    from support import ROOT, record_script
+
+    transfer = record_script("ch13_gpt_transfer")
+
+    def fine_tune_run(*arguments: str) -> None:
+        words = ["run", *arguments, "--labels", "40", "--val-reviews", "30", "--data", str(toy_dir),
+                 "--cache", str(tmp_path / "cache")]
+        assert transfer.main(transfer.parse(words), words) == 0
 
     gpt = tmp_path / "gpt"
     assert main([*tiny_run_arguments(toy_dir, gpt, tmp_path / "cache"), "--no-labels"]) == 0
     assert json.loads((gpt / "results.json").read_text())["data"]["source"]
-    tool = [sys.executable, str(ROOT / "tools" / "records" / "ch13_gpt_transfer.py")]
     for seed in (0, 1):
         for start in ([], ["--scratch"]):
             out = tmp_path / "runs" / f"{'scratch' if start else 'pretrained'}_{seed}.json"
-            subprocess.run([*tool, "run", "--gpt", str(gpt), *start, "--labels", "40",
-                            "--val-reviews", "30", "--seed", str(seed), "--epochs", "2",
-                            "--data", str(toy_dir), "--cache", str(tmp_path / "cache"),
-                            "--out", str(out)], check=True, capture_output=True)
+            fine_tune_run("--gpt", str(gpt), *start, "--seed", str(seed), "--epochs", "2",
+                          "--out", str(out))
     choice = tmp_path / "select" / "scratch_lr.json"
-    subprocess.run([*tool, "run", "--gpt", str(gpt), "--scratch", "--labels", "40",
-                    "--val-reviews", "30", "--no-test", "--data", str(toy_dir),
-                    "--cache", str(tmp_path / "cache"), "--out", str(choice)],
-                   check=True, capture_output=True)
+    fine_tune_run("--gpt", str(gpt), "--scratch", "--no-test", "--out", str(choice))
     assert json.loads(choice.read_text())["test_accuracy"] is None, "the test split unread"
     snapshot = tmp_path / "gpt_snapshot"  # a folder holding a checkpoint as best.pt
     snapshot.mkdir()
     for name in ("best.pt", "tokenizer.json"):
         (snapshot / name).write_bytes((gpt / name).read_bytes())
     for seed in (0, 1):
-        subprocess.run([*tool, "run", "--gpt", str(snapshot), "--labels", "40", "--lr", "3e-3",
-                        "--val-reviews", "30", "--seed", str(seed), "--epochs", "1",
-                        "--data", str(toy_dir), "--cache", str(tmp_path / "cache"),
-                        "--out", str(tmp_path / "partial" / f"snapshot_{seed}.json")],
-                       check=True, capture_output=True)
+        fine_tune_run("--gpt", str(snapshot), "--lr", "3e-3", "--seed", str(seed), "--epochs", "1",
+                      "--out", str(tmp_path / "partial" / f"snapshot_{seed}.json"))
     record = tmp_path / "transfer.json"
+    tool = [sys.executable, str(ROOT / "tools" / "records" / "ch13_gpt_transfer.py")]
     subprocess.run([*tool, "record", "--runs", str(tmp_path / "runs"), "--gpt", str(gpt),
                     "--record", str(record), "--data", str(toy_dir),
                     "--selection", str(choice.parent), "--partial", str(tmp_path / "partial")],
