@@ -12,6 +12,7 @@ per-review tests (`tools/records/paired_tests.py`) give known values. No trainin
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -125,6 +126,25 @@ def test_the_control_table_recomputes_from_its_rows() -> None:
                 assert test["only_first_right"] + test["only_second_right"] \
                     + test["both_right"] <= 25_000
     assert record["reading"] == where_from(table, record["comparisons"])
+
+
+def test_keeping_a_record_keeps_every_row_and_per_review_test_it_holds(tmp_path: Path) -> None:
+    """`ch11_controls.py --keep RECORD --self ...` rewrites the self-taught row alone: given no
+    self-taught runs, the book's record comes back row for row, comparison for comparison (the
+    per-review tests that only the counting runs' margins could make again included), with the
+    command it was kept from."""
+    controls = record_script("ch11_controls")
+    book_record = ROOT / "book" / "results" / "imdb_controls.json"
+    out = tmp_path / "imdb_controls.json"
+    argv = ["--keep", str(book_record), "--record", str(out)]
+    assert controls.main(controls.parse(argv), argv) == 0
+    kept, written = read("imdb_controls.json"), json.loads(out.read_text())
+    assert written["table"] == kept["table"] and written["comparisons"] == kept["comparisons"]
+    assert written["reading"] == kept["reading"]
+    assert written["kept_from"] == {"record": "book/results/imdb_controls.json",
+                                    "command": kept["command"]}
+    assert written["sources"]["counting_runs"] == kept["sources"]["counting_runs"]
+    assert written["command"].startswith("python tools/records/ch11_controls.py --keep ")
 
 
 def test_the_reading_of_the_pairs_is_the_served_models_and_says_what_its_numbers_say() -> None:

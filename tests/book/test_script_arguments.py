@@ -258,8 +258,10 @@ BAD_ARGUMENTS: dict[str, list[tuple[str, str]]] = {
         ("--data {data} --cache {empty} --out {file}", "name a .json file"),
     ],
     "tools/records/ch11_controls.py": [
-        ("", "the following arguments are required: --counting"),
+        ("", "one of the arguments --counting --keep is required"),
         ("--counting {missing}", "argument --counting: {missing} does not exist"),
+        ("--keep {missing}", "argument --keep: {missing} does not exist"),
+        ("--counting {file} --keep {file}", "argument --keep: not allowed with argument --counting"),
         ("--counting {file} --predictions {missing}", "argument --predictions: {missing} does not exist"),
         ("--counting {file} --record {dir}", "argument --record: {dir} is a folder"),
     ],

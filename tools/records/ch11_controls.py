@@ -18,6 +18,11 @@ computed from the intervals.
     python tools/records/ch11_controls.py --counting runs/controls/seed{0..4}.json \
         --self runs/rv/self_seed{0..4}.json --predictions runs/preds
 
+With `--keep RECORD` in place of `--counting`, every row and comparison but the self-taught
+Transformer's is kept from RECORD as it was written (its command is kept as `kept_from`), and
+that row is made from `--self` alone: its seed intervals against the other rows, and no
+per-review test (those need the counting runs' margins).
+
 What this deliberately does not handle: training (every run is made beforehand), holdouts
 other than blocks, and teachers other than NBSVM and the Transformer itself.
 """
@@ -38,8 +43,13 @@ BLOCKS = IMDB_TAUGHT_BLOCKS.path
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line, checked."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--counting", type=existing_file, nargs="+", required=True,
-                        help="runs of ch11_counting_taught.py (.json, .npz beside)")
+    made = parser.add_mutually_exclusive_group(required=True)
+    made.add_argument("--counting", type=existing_file, nargs="+",
+                      help="runs of ch11_counting_taught.py (.json, .npz beside)")
+    made.add_argument("--keep", type=existing_file, metavar="RECORD",
+                      help="a record this script wrote: keep its rows and comparisons, all but "
+                           "the self-taught row's, which --self gives anew (the counting runs "
+                           "need not be at hand; the new row's per-review tests then need them)")
     parser.add_argument("--self", dest="self_taught", type=existing_file, nargs="*",
                         default=[], help="runs of ch11_taught.py --teacher transformer")
     parser.add_argument("--predictions", type=existing_folder, default=None,
@@ -242,9 +252,21 @@ def where_from(table: dict, comparisons: dict) -> str:
             + (f". Taught by NBSVM, {gains_text}." if gains_text else "."))
 
 
+def kept_rows(record: dict) -> dict:
+    """Each row's per-seed runs as `--keep`'s record holds them, all but the self-taught row."""
+    return {key: dict(entry["rows"]) for key, entry in record["table"].items()
+            if key != "transformer_self"}
+
+
 def main(args: argparse.Namespace, argv: list[str]) -> int:
     blocks = IMDB_TAUGHT_BLOCKS.read()
-    counting, counting_right = counting_rows(args.counting)
+    kept = IMDB_CONTROLS.read(args.keep) if args.keep else None
+    if kept is not None:
+        counting, counting_right = kept_rows(kept), {}
+        if kept["sources"]["transformer_runs"] != shown_path(BLOCKS):
+            raise SystemExit(f"{args.keep}: its Transformer runs are not {shown_path(BLOCKS)}'s")
+    else:
+        counting, counting_right = counting_rows(args.counting)
     rows = {**counting, **record_runs(blocks),
             "transformer_self": self_taught_rows(args.self_taught)}
     right = {key: dict(counting_right.get(key, {})) for key in ROWS}
@@ -273,11 +295,21 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
         table[key] = entry
     comparisons = {key: {other: compare(rows, right, key, other) for other in AGAINST}
                    for key in TAUGHT_TRANSFORMERS if rows[key]}
+    if kept is not None:  # the kept rows as they were written, per-review tests included
+        table = {**kept["table"], "transformer_self": table["transformer_self"]}
+        self_taught = comparisons.get("transformer_self")
+        comparisons = {key: value for key, value in kept["comparisons"].items()
+                       if key != "transformer_self"}
+        if self_taught is not None:
+            comparisons["transformer_self"] = self_taught
     record = {
         **tool_command("ch11_controls.py", argv, str(args.record)),
         "holdout": "blocks",
+        **({"kept_from": {"record": shown_path(args.keep), "command": kept["command"]}}
+           if kept is not None else {}),
         "sources": {"transformer_runs": shown_path(BLOCKS),
-                    "counting_runs": [shown_path(p) for p in args.counting],
+                    "counting_runs": (kept["sources"]["counting_runs"] if kept is not None
+                                      else [shown_path(p) for p in args.counting]),
                     "self_taught_runs": [shown_path(p) for p in args.self_taught]},
         "measures": {"validation": "accuracy on the seed's 2,500 validation reviews held out "
                                    "in blocks (a Transformer: its best validation, which "
