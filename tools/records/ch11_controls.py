@@ -144,8 +144,10 @@ def record_runs(blocks: dict) -> dict:
     return rows
 
 
-def self_taught_rows(paths: list[Path]) -> dict:
-    """The Transformer taught by itself, per seed, from ch11_taught.py's run files."""
+def self_taught_rows(paths: list[Path], blocks: dict) -> dict:
+    """The Transformer taught by itself, per seed, from ch11_taught.py's run files: each with
+    its teacher's test accuracy and whether the teacher is, to the last bit, that seed's
+    untaught run in the blocks record (the same checkpoint)."""
     from scratchformer.io.fingerprint import file_sha256
     from scratchformer.runs.folders import reader_command
 
@@ -162,13 +164,18 @@ def self_taught_rows(paths: list[Path]) -> dict:
         teacher_results = json.loads((teacher.parent / "results.json").read_text())
         if teacher_results["train_config"]["seed"] != run["seed"]:
             raise SystemExit(f"{path}: its teacher is of another seed")
+        teacher_sha256 = file_sha256(teacher)
+        untaught = blocks["untaught"].get(str(run["seed"]), {})
         rows[str(run["seed"])] = {
             "validation": max(row["val_accuracy"] for row in run["history"]),
             "test": run["test"]["accuracy"],
             "minutes": run["minutes_to_trained"] + teacher_results["seconds"]["total"] / 60,
             "minutes_note": "the teacher's own run included",
             "command": reader_command(words),
-            "teacher_checkpoint_sha256": file_sha256(teacher),
+            "teacher_checkpoint_sha256": teacher_sha256,
+            "teacher_test": teacher_results["test"]["accuracy"],
+            "teacher_is_the_untaught_run": teacher_sha256 == untaught.get("checkpoint_sha256"),
+            "processor": teacher_results["hardware"]["cpu"],
             "checkpoint_sha256": file_sha256(path.with_suffix("") / "best.pt"),
             "updates": run["history"][-1]["step"], "updates_from": "the run's history"}
     return rows
@@ -233,23 +240,28 @@ def lift(table: dict, key: str, base: str) -> dict | None:
 
 def where_from(table: dict, comparisons: dict) -> str:
     """One sentence read off the intervals: each taught Transformer against taught bag of
-    words and untaught NBSVM on test, and what teaching adds to bag of words and to the
-    Transformer, each against its own untaught runs."""
+    words and untaught NBSVM on test, what teaching by NBSVM adds to bag of words and to the
+    Transformer, each against its own untaught runs, and what the Transformer taught by those
+    untaught runs gains on them."""
     parts = []
     for key in TAUGHT_TRANSFORMERS:
         versus = comparisons.get(key, {})
         if "test" not in versus.get("bag_of_words_taught", {}):
             continue
-        parts.append(f"{ROWS[key]} is "
-                     f"{said(versus['bag_of_words_taught']['test'], 'bag of words taught the same way')}"
+        bag = ("bag of words taught by NBSVM" if key == "transformer_self"
+               else "bag of words taught the same way")
+        parts.append(f"{ROWS[key]} is {said(versus['bag_of_words_taught']['test'], bag)}"
                      f" and {said(versus['nbsvm']['test'], 'NBSVM untaught')}")
     gains = [(name, lift(table, key, base)) for name, key, base in (
         ("bag of words", "bag_of_words_taught", "bag_of_words"),
         ("the Transformer", "transformer_nbsvm", "transformer"))]
     gains_text = ", ".join(f"{name} {said(gain, 'its untaught runs')}"
                            for name, gain in gains if gain is not None)
+    self_gain = lift(table, "transformer_self", "transformer")
     return ("On test: " + "; ".join(parts or ["no taught Transformer shares two seeds with the counting models"])
-            + (f". Taught by NBSVM, {gains_text}." if gains_text else "."))
+            + (f". Taught by NBSVM, {gains_text}" if gains_text else "")
+            + (f". Taught by its own untaught runs, the Transformer is "
+               f"{said(self_gain, 'them')}" if self_gain is not None else "") + ".")
 
 
 def kept_rows(record: dict) -> dict:
@@ -268,7 +280,7 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
     else:
         counting, counting_right = counting_rows(args.counting)
     rows = {**counting, **record_runs(blocks),
-            "transformer_self": self_taught_rows(args.self_taught)}
+            "transformer_self": self_taught_rows(args.self_taught, blocks)}
     right = {key: dict(counting_right.get(key, {})) for key in ROWS}
     made_by: dict[str, dict[str, str]] = {key: {} for key in ROWS}
     for key in PREDICTION_FILES:
