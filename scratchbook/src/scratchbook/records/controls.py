@@ -140,11 +140,12 @@ def seed_difference(record: dict, key: str, other: str, measure: str = "test") -
                              [rows[other]["rows"][s][measure] for s in seeds])
 
 
-def self_taught_texts(record: dict) -> tuple[str, str]:
+def self_taught_texts(record: dict, full: bool = True) -> tuple[str, str]:
     """What the prose says of the Transformer taught by itself, read from its row, in English
     and in the Chinese edition's words: that its runs are not in the record yet while it has
-    none, else its test accuracy and its difference from the Transformer taught by NBSVM, seed
-    by seed."""
+    none; else its difference from its own untaught runs (its teachers), seed by seed, and,
+    `full`, before it its test accuracy and after it its difference from the Transformer taught
+    by NBSVM."""
     entry = record["table"]["transformer_self"]
     if not measured(entry):
         command = "`tools/records/ch11_taught.py --teacher transformer`"
@@ -154,16 +155,23 @@ def self_taught_texts(record: dict) -> tuple[str, str]:
                 "record",
                 f"尚未运行：它的五次运行各以同一种子的未受教运行为老师（{command}），"
                 f"是这张表仍缺的对照；{adds} 会把它们加入记录")
+    teachers = all(run.get("teacher_is_the_untaught_run") for run in entry["rows"].values())
+    lift = interval_text(points(seed_difference(record, "transformer_self", "transformer")))
+    whose = "its own untaught runs, which taught it" + (
+        " (the table's, to the last bit)" if teachers else "")
+    whose_zh = "教它的、它自己的未受教运行" + ("（正是表中那几次，一位不差）" if teachers else "")
+    if not full:
+        return f"differs from {whose} by {lift}", f"与{whose_zh}相差 {in_chinese(lift)}"
     low, high = entry["test"]["interval_95"]
     seeds, mean = len(entry["seeds"]), _percent(entry["test"]["mean"])
-    versus = seed_difference(record, "transformer_self", "transformer_nbsvm")
-    gap = interval_text(points(versus)) if versus is not None else None
-    said = f"; less the Transformer taught by NBSVM, {gap}" if gap else ""
-    said_zh = f"；逐个种子减去由 NBSVM 教的 Transformer，为 {in_chinese(gap)}" if gap else ""
+    versus = interval_text(points(seed_difference(record, "transformer_self",
+                                                  "transformer_nbsvm")))
     return (f"scores {mean} on test over {seeds} seeds (95% interval {100 * low:.2f}% to "
-            f"{100 * high:.2f}%){said}",
+            f"{100 * high:.2f}%); less {whose}, {lift}; less the Transformer taught by NBSVM, "
+            f"{versus}",
             f"在 {seeds} 个种子上的测试得分为 {mean}（95% 区间为 {100 * low:.2f}% 到 "
-            f"{100 * high:.2f}%）{said_zh}")
+            f"{100 * high:.2f}%）；逐个种子减去{whose_zh}，为 {in_chinese(lift)}；逐个种子减去由 "
+            f"NBSVM 教的 Transformer，为 {in_chinese(versus)}")
 
 
 def controls_figures(path: Path | None = None) -> dict[str, str]:
@@ -187,7 +195,8 @@ def controls_figures(path: Path | None = None) -> dict[str, str]:
     transformer_lift = seed_difference(record, "transformer_nbsvm", "transformer")
     served = comparisons["transformer_served"]["bag_of_words_taught"]
     mcnemar = served["per_review"]["mcnemar_test"].get("0")
-    self_taught, self_taught_zh = self_taught_texts(record)
+    self_taught, self_taught_zh = self_taught_texts(record, full=False)
+    self_taught_full, self_taught_full_zh = self_taught_texts(record)
     bootstrap = served["per_review"]["bootstrap_test"]
     require(versus_bag["low"] <= 0 <= versus_bag["high"],
             "the taught Transformer not told apart from bag of words taught the same way")
@@ -215,6 +224,8 @@ def controls_figures(path: Path | None = None) -> dict[str, str]:
                              f"{100 * bootstrap['low']:+.2f} to {100 * bootstrap['high']:+.2f})"),
         "control_self": self_taught,
         "control_self_zh": self_taught_zh,
+        "control_self_full": self_taught_full,
+        "control_self_full_zh": self_taught_full_zh,
         "served_mcnemar_zh": (f"p = {mcnemar['p_value']:.2f}：只有交互框所用的模型判对的测试影评有 "
                               f"{mcnemar['only_first_right']} 条，只有词袋判对的有 "
                               f"{mcnemar['only_second_right']} 条"),
