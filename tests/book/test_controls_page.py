@@ -104,7 +104,7 @@ def test_the_self_taught_row_reads_its_numbers_once_they_land(tmp_path: Path) ->
     # (the made-up runs are not the table's teachers to the last bit, and it does not say so)
     lift = interval_text(points(seed_difference(
         read_controls(path), "transformer_self", "transformer")))
-    assert said == f"differs from its own untaught runs, which taught it by {lift}"
+    assert said == f"differs by {lift} from its own untaught runs, which taught it"
     assert full.count(lift) == 1 and "to the last bit" not in full
 
 

@@ -161,7 +161,7 @@ def self_taught_texts(record: dict, full: bool = True) -> tuple[str, str]:
         " (the table's, to the last bit)" if teachers else "")
     whose_zh = "教它的、它自己的未受教运行" + ("（正是表中那几次，一位不差）" if teachers else "")
     if not full:
-        return f"differs from {whose} by {lift}", f"与{whose_zh}相差 {in_chinese(lift)}"
+        return f"differs by {lift} from {whose}", f"与{whose_zh}相差 {in_chinese(lift)}"
     low, high = entry["test"]["interval_95"]
     seeds, mean = len(entry["seeds"]), _percent(entry["test"]["mean"])
     versus = interval_text(points(seed_difference(record, "transformer_self",
