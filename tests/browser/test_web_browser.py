@@ -102,7 +102,7 @@ def models(html_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator
         static.write_model_index(html_dir)
 
 
-def wait_for(browser: Any, script: str, timeout: float = 60) -> Any:  # noqa: F811
+def wait_for(browser: Any, script: str, timeout: float = 60) -> Any:
     from selenium.webdriver.support.ui import WebDriverWait
 
     return WebDriverWait(browser, timeout).until(lambda driver: driver.execute_script(script))
@@ -119,7 +119,7 @@ GPT_RUNS = "return +(document.querySelector('#sf-gpt .sf-speed').dataset.runs ||
 FIRST_CONTROL = {"sf-classifier": ".sf-review", "sf-gpt": ".sf-prompt"}
 
 
-def load_boxes(browser: Any, site: str, page: str, timeout: float = 120) -> list[str]:  # noqa: F811
+def load_boxes(browser: Any, site: str, page: str, timeout: float = 120) -> list[str]:
     """Open `page`, focus each box on it as a reader would, and wait until every box has its
     model and has shown its first result; the ids of the boxes."""
     browser.get(site + page)
@@ -137,7 +137,7 @@ def load_boxes(browser: Any, site: str, page: str, timeout: float = 120) -> list
     return boxes
 
 
-def type_review(browser: Any, review: str, timeout: float = 60) -> list[int]:  # noqa: F811
+def type_review(browser: Any, review: str, timeout: float = 60) -> list[int]:
     """Put `review` into the classifier's box and wait for its verdict and its tokens' parts:
     the ids it framed."""
     box = browser.find_element("css selector", "#sf-classifier .sf-review")
@@ -165,7 +165,7 @@ def onnx_logits(session: Any) -> Any:
     return logits
 
 
-def check_parts(browser: Any, model: Any, frames: list[list[int]], max_len: int,  # noqa: F811
+def check_parts(browser: Any, model: Any, frames: list[list[int]], max_len: int,
                 special: SpecialIds | None = None) -> tuple[list, float]:
     """The box's parts, for a review read in `frames` (its framed ids), against chapter 11's
     `reading_contributions` on each frame's tokens, weighted by the frame's share (1e-3); the
@@ -201,7 +201,7 @@ root.querySelector('.sf-reset').click();
 """
 
 
-def run_gpt(browser: Any, fields: dict[str, str], use_cache: bool | None = None,  # noqa: F811
+def run_gpt(browser: Any, fields: dict[str, str], use_cache: bool | None = None,
             timeout: float = 120) -> dict[str, Any]:
     """Set the GPT box's fields (selector: text), Reset, Run, and wait for the run to finish or
     be refused: the ids on the page, the speed line and its tokens per second, the message."""
@@ -227,7 +227,7 @@ def run_gpt(browser: Any, fields: dict[str, str], use_cache: bool | None = None,
             "text": browser.find_element("css selector", "#sf-gpt .sf-text").text}
 
 
-def run_greedy(browser: Any, prompt: str, sentiment: str, count: int, use_cache: bool,  # noqa: F811
+def run_greedy(browser: Any, prompt: str, sentiment: str, count: int, use_cache: bool,
                timeout: float = 120) -> tuple[list[int], int, float]:
     """Greedy `count` tokens in the GPT's box after `sentiment` ("" for none) and `prompt`,
     with or without the cache: the ids on the page, how many of them came before the first
@@ -244,7 +244,7 @@ def until_first_special(ids: list[int], start: int, specials: set[int]) -> list[
     return ids[:end]
 
 
-def check_offline_and_quiet(browser: Any, site: str) -> list[str]:  # noqa: F811
+def check_offline_and_quiet(browser: Any, site: str) -> list[str]:
     """Assert that no request left `site` and the console logged no error; the requests."""
     resources = browser.execute_script(
         "return performance.getEntriesByType('resource').map((r) => r.name)")
@@ -256,7 +256,7 @@ def check_offline_and_quiet(browser: Any, site: str) -> list[str]:  # noqa: F811
 
 
 def test_the_widgets_give_pythons_numbers_offline(
-        browser: Any, site: str, models: dict) -> None:  # noqa: F811
+        browser: Any, site: str, models: dict) -> None:
     started = time.perf_counter()
     SITE_REQUESTS.clear()
     load_boxes(browser, site, "book/web.html")
@@ -318,7 +318,7 @@ def greedy_with_onnx(session: Any, manifest: dict, ids: list[int], steps: int) -
 
 
 def test_the_recorded_models_run_on_their_chapters(
-        browser: Any, site: str, html_dir: Path) -> None:  # noqa: F811
+        browser: Any, site: str, html_dir: Path) -> None:
     """The site's own models: the files its manifests list, byte for byte; chapter 11's box
     gives ONNX Runtime's (Python) verdicts on three reviews, chapter 12's box the same greedy
     tokens with and without the cache. Prints the figures a reader would feel."""
@@ -412,7 +412,7 @@ def test_the_box_pages_are_the_ones_tested(html_dir: Path) -> None:
     assert pages == sorted(BOX_PAGES + translated)
 
 
-def prepare_gpt(browser: Any, fields: dict[str, str], use_cache: bool) -> None:  # noqa: F811
+def prepare_gpt(browser: Any, fields: dict[str, str], use_cache: bool) -> None:
     """Set the GPT box's fields and Reset, and wait until the box shows the reset text."""
     browser.execute_script("document.querySelector('#sf-gpt .sf-text').dataset.ids = ''")
     browser.execute_script(SET_GPT, fields, use_cache)
@@ -445,7 +445,7 @@ root.querySelector('.sf-stop').click();
 
 
 @pytest.mark.quiet
-def test_the_gpt_box_never_blocks_the_page(browser: Any, site: str, served: dict) -> None:  # noqa: F811
+def test_the_gpt_box_never_blocks_the_page(browser: Any, site: str, served: dict) -> None:
     """500 greedy tokens with the cache and 500 without, streamed: no task of the page's main
     thread over 200 ms once the model has loaded, the first token within 1 s of Run; then a
     run stopped halfway stops within 200 ms and writes nothing more."""
@@ -524,7 +524,7 @@ def long_review(words: int) -> str:
 
 @pytest.mark.quiet
 @pytest.mark.parametrize("reads", ["cut", "windows"])
-def test_typing_a_long_review_never_blocks_the_page(browser: Any, site: str, served: dict,  # noqa: F811
+def test_typing_a_long_review_never_blocks_the_page(browser: Any, site: str, served: dict,
                                                     request: pytest.FixtureRequest, reads: str) -> None:
     """A 3,000-word review typed into chapter 11's box, five words every 10 ms, then a few real
     keystrokes: no main-thread task over 200 ms; the last verdict is Python's for the text. The
@@ -558,7 +558,7 @@ def test_typing_a_long_review_never_blocks_the_page(browser: Any, site: str, ser
 
 
 def test_truncation_is_marked_with_the_tokens_dropped(browser: Any, site: str,
-                                                     cut_model: dict) -> None:  # noqa: F811
+                                                     cut_model: dict) -> None:
     framing = cut_model
     load_boxes(browser, site, "book/11_training.html")
     review = long_review(1000)
@@ -584,7 +584,7 @@ def test_truncation_is_marked_with_the_tokens_dropped(browser: Any, site: str,
     assert browser.find_element("css selector", "#sf-classifier .sf-truncation").get_attribute("data-dropped") is None
 
 
-def one_frame(browser: Any, review: str, framing: dict) -> list[int]:  # noqa: F811
+def one_frame(browser: Any, review: str, framing: dict) -> list[int]:
     """The ids of a short review as the served model frames it (read in windows, its one
     window); typed into the box, which must frame it the same way."""
     if framing["truncation"] == "windows":
@@ -631,14 +631,14 @@ def served_framing(browser: Any, html_dir: Path, truncation: str) -> Iterator[di
 
 
 @pytest.fixture
-def windows_model(browser: Any, html_dir: Path, served: dict) -> Iterator[dict]:  # noqa: F811
+def windows_model(browser: Any, html_dir: Path, served: dict) -> Iterator[dict]:
     """The served classifier read in "windows" (as it was trained); its framing."""
     with served_framing(browser, html_dir, "windows") as framing:
         yield framing
 
 
 @pytest.fixture
-def cut_model(browser: Any, html_dir: Path, served: dict) -> Iterator[dict]:  # noqa: F811
+def cut_model(browser: Any, html_dir: Path, served: dict) -> Iterator[dict]:
     """The served classifier's weights with chapter 10's head+tail cut; its framing."""
     with served_framing(browser, html_dir, "head+tail") as framing:
         yield framing
@@ -654,7 +654,7 @@ HEATMAP_LABEL = "return document.querySelector('#sf-classifier .sf-heatmap').get
 
 
 def test_a_model_that_reads_in_windows_reads_the_whole_review(
-        browser: Any, site: str, windows_model: dict) -> None:  # noqa: F811
+        browser: Any, site: str, windows_model: dict) -> None:
     """The served model, read in "windows" as it was trained: a review of about 700 tokens is read in 3
     windows, one batch; P(positive) is ONNX Runtime's in Python on the same windows, combined
     as the package combines them (within 1e-4), and so is every token's contribution; the box
@@ -741,7 +741,7 @@ def test_a_model_that_reads_in_windows_reads_the_whole_review(
     check_offline_and_quiet(browser, site)
 
 
-def test_an_empty_review_gets_a_hint_not_a_verdict(browser: Any, site: str, served: dict) -> None:  # noqa: F811
+def test_an_empty_review_gets_a_hint_not_a_verdict(browser: Any, site: str, served: dict) -> None:
     load_boxes(browser, site, "book/11_training.html")
     for empty in ["", "   \n\t ", "<br /><br />"]:
         assert type_review(browser, empty) == []
@@ -759,7 +759,7 @@ def test_an_empty_review_gets_a_hint_not_a_verdict(browser: Any, site: str, serv
                                  "letter, so its verdict means little."), verdict.text
 
 
-def test_the_gpt_stops_at_the_end_of_text_and_says_so(browser: Any, site: str, served: dict) -> None:  # noqa: F811
+def test_the_gpt_stops_at_the_end_of_text_and_says_so(browser: Any, site: str, served: dict) -> None:
     """Greedy after "This movie" the served GPT writes <|endoftext|> within 500 tokens: the box
     stops there, with Python's ids, says so, shows no marker, and writes no more until Reset."""
     import onnxruntime as ort
@@ -781,7 +781,7 @@ def test_the_gpt_stops_at_the_end_of_text_and_says_so(browser: Any, site: str, s
     print(f"the served GPT ended its review after {len(ids) - start} tokens, as in Python")
 
 
-def test_the_gpt_says_when_its_context_is_full(browser: Any, site: str, served: dict) -> None:  # noqa: F811
+def test_the_gpt_says_when_its_context_is_full(browser: Any, site: str, served: dict) -> None:
     context = served["gpt"]["config"]["context_length"]
     load_boxes(browser, site, "book/12_gpt.html")
     run = run_gpt(browser, {".sf-prompt": " the" * (context - 13), ".sf-sentiment": "",
@@ -793,7 +793,7 @@ def test_the_gpt_says_when_its_context_is_full(browser: Any, site: str, served: 
 @pytest.mark.parametrize("case", [{**SETTINGS["defaults"], **case} for case in SETTINGS["cases"]],
                          ids=lambda case: ",".join(f"{k}={v!r}" for k, v in case.items()
                                                    if k != "error" and SETTINGS["defaults"].get(k) != v))
-def test_the_gpt_box_refuses_what_generate_refuses(browser: Any, site: str, served: dict,  # noqa: F811
+def test_the_gpt_box_refuses_what_generate_refuses(browser: Any, site: str, served: dict,
                                                    case: dict) -> None:
     """Each case of the table the Python test holds the package to: the box's message is the
     package's, word for word, or the box writes."""
@@ -814,7 +814,7 @@ def test_the_gpt_box_refuses_what_generate_refuses(browser: Any, site: str, serv
         assert len(run["ids"]) == case["prompt_tokens"]
 
 
-def fill_boxes(browser: Any, boxes: list[str]) -> None:  # noqa: F811
+def fill_boxes(browser: Any, boxes: list[str]) -> None:
     """Give each box on the page something to show: a review long enough to be cut, 20 tokens."""
     if "sf-classifier" in boxes:
         type_review(browser, long_review(400))
@@ -843,7 +843,7 @@ return out;
 
 
 @pytest.mark.parametrize("page", BOX_PAGES)
-def test_nothing_overflows_a_box_390_px_wide(browser: Any, site: str, served: dict, page: str) -> None:  # noqa: F811
+def test_nothing_overflows_a_box_390_px_wide(browser: Any, site: str, served: dict, page: str) -> None:
     browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
                             {"width": 390, "height": 844, "deviceScaleFactor": 2, "mobile": True})
     try:
@@ -910,7 +910,7 @@ def axe_details(violations: list[dict]) -> str:
 
 
 @pytest.mark.parametrize("page", EDITION_BOX_PAGES)
-def test_axe_finds_no_serious_violation_on_a_box_page(browser: Any, site: str, served: dict,  # noqa: F811
+def test_axe_finds_no_serious_violation_on_a_box_page(browser: Any, site: str, served: dict,
                                                       html_dir: Path, page: str) -> None:
     """axe-core (package.json pins it; injected from node_modules, so nothing is fetched) on the
     whole page, its boxes loaded and showing results: no serious or critical violation, the
@@ -998,7 +998,7 @@ def theme_source(path: str) -> str | None:
 
 
 @pytest.mark.parametrize("page", EDITION_BOX_PAGES)
-def test_bytes_before_the_reader_touches_a_box(browser: Any, compressing_site: str, served: dict,  # noqa: F811
+def test_bytes_before_the_reader_touches_a_box(browser: Any, compressing_site: str, served: dict,
                                                html_dir: Path, page: str) -> None:
     """A page with a box, loaded afresh (empty cache) from a site that serves it as its host
     does, and left alone: every byte it fetched (the page and each resource, as the browser's
@@ -1057,7 +1057,7 @@ def test_bytes_before_the_reader_touches_a_box(browser: Any, compressing_site: s
     check_offline_and_quiet(browser, site)
 
 
-def test_the_boxes_work_on_the_chinese_pages(browser: Any, site: str, html_dir: Path) -> None:  # noqa: F811
+def test_the_boxes_work_on_the_chinese_pages(browser: Any, site: str, html_dir: Path) -> None:
     """The Chinese edition serves the same models from its own site: chapter 11's box there
     gives ONNX Runtime's (Python) verdicts too, and asks nothing of any other site."""
     import onnxruntime as ort
@@ -1105,7 +1105,7 @@ DARKEST = ("return Array.from(document.querySelectorAll('#sf-classifier .sf-toke
            " (span) => [span.textContent, +span.dataset.contribution])")
 
 
-def test_the_clear_reviews_are_coloured_as_recorded(browser: Any, site: str, served: dict) -> None:  # noqa: F811
+def test_the_clear_reviews_are_coloured_as_recorded(browser: Any, site: str, served: dict) -> None:
     """Each clear review typed into chapter 11's box: its parts are the record's (1e-3), the
     token at the end of the colour scale is the recorded hardest one, and the hits (that token
     inside one of the review's sentiment words) are the recorded count, above half."""
@@ -1128,7 +1128,7 @@ def test_the_clear_reviews_are_coloured_as_recorded(browser: Any, site: str, ser
     assert hits == record["hits"] > len(record["reviews"]) / 2
 
 
-def test_the_box_starts_with_the_written_set_and_lists_its_errors(browser: Any, site: str,  # noqa: F811
+def test_the_box_starts_with_the_written_set_and_lists_its_errors(browser: Any, site: str,
                                                                   served: dict) -> None:
     """The first view: the written set's first review, whatever the verdict, and beside the
     box each error the record holds (text, right label, the served model's P(positive)); a
@@ -1168,7 +1168,7 @@ console.log(JSON.stringify(cases.map((c) => generateRefusal(
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
-def test_the_chinese_boxes_list_errors_and_refuse_in_chinese(browser: Any, site: str,  # noqa: F811
+def test_the_chinese_boxes_list_errors_and_refuse_in_chinese(browser: Any, site: str,
                                                               served: dict) -> None:
     """On the Chinese edition's pages the boxes speak Chinese where the English pages give
     English: chapter 11's list of the served model's errors labels each review (right label,
@@ -1209,7 +1209,7 @@ def test_the_chinese_boxes_list_errors_and_refuse_in_chinese(browser: Any, site:
 
 @pytest.mark.parametrize("page", ["book/11_training.html", "book/12_gpt.html", "book/web.html",
                                   f"{ZH_DIR}/book/11_training.html"])
-def test_the_fallback_names_the_served_run(browser: Any, site: str, served: dict,  # noqa: F811
+def test_the_fallback_names_the_served_run(browser: Any, site: str, served: dict,
                                            html_dir: Path, page: str) -> None:
     page = box_page(html_dir, page)
     browser.get(site + page)
@@ -1226,7 +1226,7 @@ def test_the_fallback_names_the_served_run(browser: Any, site: str, served: dict
         assert re.search(rf"--checkpoint {re.escape(run)}(/best\.pt)? --out _static/models/{name}\b", text), text
 
 
-def test_the_cache_is_timed_both_ways_on_the_long_prompt(browser: Any, site: str, served: dict) -> None:  # noqa: F811
+def test_the_cache_is_timed_both_ways_on_the_long_prompt(browser: Any, site: str, served: dict) -> None:
     """Long prompt, greedy, 12 tokens: the box writes ONNX Runtime's greedy tokens with the cache
     (all 12, past an end of text, which it says it drew), reads them again without it, and
     shows both rates side by side (printed, not asserted)."""
