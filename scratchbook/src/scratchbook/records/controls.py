@@ -174,6 +174,43 @@ def self_taught_texts(record: dict, full: bool = True) -> tuple[str, str]:
             f"NBSVM 教的 Transformer，为 {in_chinese(versus)}")
 
 
+def self_taught_runs(record: dict) -> dict[str, str]:
+    """Where the Transformer taught by itself ran, whether its teachers are the table's
+    untaught runs to the last bit, and what they lift it by, as text keyed by glue name
+    (English, then `_zh`); nothing while the row has no runs.
+
+    Refuses (ValueError) a record that no longer supports the pages' reading of the row: its
+    own untaught runs lift the Transformer (interval above zero), and NBSVM lifts it more (the
+    row less the Transformer taught by NBSVM, interval below zero).
+
+    Described in the appendix to chapter 11, "The control table in full"."""
+    from scratchbook.records.running import processor_name
+
+    entry = record["table"]["transformer_self"]
+    runs = list(entry["rows"].values())
+    if not measured(entry):
+        return {}
+    lift = seed_difference(record, "transformer_self", "transformer")
+    versus = seed_difference(record, "transformer_self", "transformer_nbsvm")
+    require(lift is not None and lift["low"] > 0,
+            "the Transformer's own untaught runs lift it")
+    require(versus is not None and versus["high"] < 0,
+            "NBSVM lifts the Transformer more than its own untaught runs do")
+    processors = sorted({processor_name({"cpu": run["processor"]}) for run in runs})
+    same = sum(bool(run.get("teacher_is_the_untaught_run")) for run in runs)
+    if same == len(runs):
+        said = f"all {len(runs)} came out the table's untaught runs to the last bit (the same checkpoints)"
+        said_zh = f"{len(runs)} 个老师都与表中未受教的运行一位不差（同一个检查点）"
+    else:
+        said = (f"{same} of {len(runs)} came out the table's untaught runs to the last bit (the "
+                "same checkpoints); the others differ from them")
+        said_zh = f"{len(runs)} 个老师中有 {same} 个与表中未受教的运行一位不差（同一个检查点），其余的不同"
+    return {"control_self_lift": interval_text(points(lift)),
+            "self_processor": " and ".join(processors),
+            "self_processor_zh": " 和 ".join(processors),
+            "self_teachers_same": said, "self_teachers_same_zh": said_zh}
+
+
 def controls_figures(path: Path | None = None) -> dict[str, str]:
     """The numbers chapter 11's control table is read with, as text keyed by glue name: the
     Transformer taught by NBSVM less bag of words taught the same way, and less NBSVM untaught,
@@ -226,6 +263,7 @@ def controls_figures(path: Path | None = None) -> dict[str, str]:
         "control_self_zh": self_taught_zh,
         "control_self_full": self_taught_full,
         "control_self_full_zh": self_taught_full_zh,
+        **self_taught_runs(record),
         "served_mcnemar_zh": (f"p = {mcnemar['p_value']:.2f}：只有交互框所用的模型判对的测试影评有 "
                               f"{mcnemar['only_first_right']} 条，只有词袋判对的有 "
                               f"{mcnemar['only_second_right']} 条"),
