@@ -69,12 +69,14 @@ def in_chinese(text: str) -> str:
 
 def glue_figures(figures: dict[str, str]) -> None:
     """Glue each of a record's figures (`glue_md`), and its Chinese form (`in_chinese`) as
-    `<name>_zh` where that differs.
+    `<name>_zh` where that differs, unless `figures` words it in Chinese itself (a
+    `<name>_zh` of its own, glued as it is).
 
     Described in the appendix "Running it for real"."""
     for name, text in figures.items():
         chinese = in_chinese(text)
-        glue_md(name, text, chinese if chinese != text else None)
+        worded = f"{name}_zh" in figures
+        glue_md(name, text, chinese if chinese != text and not worded else None)
 
 
 # A value that is numbers only: digits, signs, points, %, ±, separators, parentheses, and "to" or
