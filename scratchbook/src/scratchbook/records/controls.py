@@ -140,44 +140,15 @@ def seed_difference(record: dict, key: str, other: str, measure: str = "test") -
                              [rows[other]["rows"][s][measure] for s in seeds])
 
 
-def self_taught_texts(record: dict, full: bool = True) -> tuple[str, str]:
-    """What the prose says of the Transformer taught by itself, read from its row, in English
-    and in the Chinese edition's words: that its runs are not in the record yet while it has
-    none; else its difference from its own untaught runs (its teachers), seed by seed, and,
-    `full`, before it its test accuracy and after it its difference from the Transformer taught
-    by NBSVM."""
-    entry = record["table"]["transformer_self"]
-    if not measured(entry):
-        command = "`tools/records/ch11_taught.py --teacher transformer`"
-        adds = "`tools/records/ch11_controls.py --self`"
-        return (f"is {RUNNING}: its five runs, each taught by its own seed's untaught run "
-                f"({command}), are the control this table still lacks; {adds} adds them to the "
-                "record",
-                f"尚未运行：它的五次运行各以同一种子的未受教运行为老师（{command}），"
-                f"是这张表仍缺的对照；{adds} 会把它们加入记录")
-    teachers = all(run.get("teacher_is_the_untaught_run") for run in entry["rows"].values())
-    lift = interval_text(points(seed_difference(record, "transformer_self", "transformer")))
-    whose = "its own untaught runs, which taught it" + (
-        " (the table's, to the last bit)" if teachers else "")
-    whose_zh = "教它的、它自己的未受教运行" + ("（正是表中那几次，一位不差）" if teachers else "")
-    if not full:
-        return f"differs by {lift} from {whose}", f"与{whose_zh}相差 {in_chinese(lift)}"
-    low, high = entry["test"]["interval_95"]
-    seeds, mean = len(entry["seeds"]), _percent(entry["test"]["mean"])
-    versus = interval_text(points(seed_difference(record, "transformer_self",
-                                                  "transformer_nbsvm")))
-    return (f"scores {mean} on test over {seeds} seeds (95% interval {100 * low:.2f}% to "
-            f"{100 * high:.2f}%); less {whose}, {lift}; less the Transformer taught by NBSVM, "
-            f"{versus}",
-            f"在 {seeds} 个种子上的测试得分为 {mean}（95% 区间为 {100 * low:.2f}% 到 "
-            f"{100 * high:.2f}%）；逐个种子减去{whose_zh}，为 {in_chinese(lift)}；逐个种子减去由 "
-            f"NBSVM 教的 Transformer，为 {in_chinese(versus)}")
-
-
-def self_taught_runs(record: dict) -> dict[str, str]:
-    """Where the Transformer taught by itself ran, whether its teachers are the table's
-    untaught runs to the last bit, and what they lift it by, as text keyed by glue name
-    (English, then `_zh`); nothing while the row has no runs.
+def self_taught_figures(record: dict) -> dict[str, str]:
+    """What the pages say of the Transformer taught by itself, read from its row, as text keyed
+    by glue name (English, then `_zh` in the Chinese edition's words). While the row has no
+    runs, `control_self` and `control_self_full` say it is not run yet and what adds it. Else
+    `control_self` is its difference from its own untaught runs (its teachers), seed by seed;
+    `control_self_full` that, after its test accuracy and before its difference from the
+    Transformer taught by NBSVM; `control_self_lift` the difference alone; `self_processor`
+    where it ran; `self_teachers_same` how many teachers are the table's untaught runs to the
+    last bit.
 
     Refuses (ValueError) a record that no longer supports the pages' reading of the row: its
     own untaught runs lift the Transformer (interval above zero), and NBSVM lifts it more (the
@@ -187,28 +158,53 @@ def self_taught_runs(record: dict) -> dict[str, str]:
     from scratchbook.records.running import processor_name
 
     entry = record["table"]["transformer_self"]
-    runs = list(entry["rows"].values())
     if not measured(entry):
-        return {}
+        command = "`tools/records/ch11_taught.py --teacher transformer`"
+        adds = "`tools/records/ch11_controls.py --self`"
+        running = (f"is {RUNNING}: its five runs, each taught by its own seed's untaught run "
+                   f"({command}), are the control this table still lacks; {adds} adds them to "
+                   "the record")
+        running_zh = (f"尚未运行：它的五次运行各以同一种子的未受教运行为老师（{command}），"
+                      f"是这张表仍缺的对照；{adds} 会把它们加入记录")
+        return {"control_self": running, "control_self_zh": running_zh,
+                "control_self_full": running, "control_self_full_zh": running_zh}
+    runs = list(entry["rows"].values())
     lift = seed_difference(record, "transformer_self", "transformer")
     versus = seed_difference(record, "transformer_self", "transformer_nbsvm")
     require(lift is not None and lift["low"] > 0,
             "the Transformer's own untaught runs lift it")
     require(versus is not None and versus["high"] < 0,
             "NBSVM lifts the Transformer more than its own untaught runs do")
-    processors = sorted({processor_name({"cpu": run["processor"]}) for run in runs})
+    lift_text, versus_text = interval_text(points(lift)), interval_text(points(versus))
     same = sum(bool(run.get("teacher_is_the_untaught_run")) for run in runs)
+    whose = "its own untaught runs, which taught it" + (
+        " (the table's, to the last bit)" if same == len(runs) else "")
+    whose_zh = "教它的、它自己的未受教运行" + ("（正是表中那几次，一位不差）" if same == len(runs) else "")
     if same == len(runs):
-        said = f"all {len(runs)} came out the table's untaught runs to the last bit (the same checkpoints)"
-        said_zh = f"{len(runs)} 个老师都与表中未受教的运行一位不差（同一个检查点）"
+        teachers = (f"all {len(runs)} came out the table's untaught runs to the last bit "
+                    "(the same checkpoints)")
+        teachers_zh = f"{len(runs)} 个老师都与表中未受教的运行一位不差（同一个检查点）"
     else:
-        said = (f"{same} of {len(runs)} came out the table's untaught runs to the last bit (the "
-                "same checkpoints); the others differ from them")
-        said_zh = f"{len(runs)} 个老师中有 {same} 个与表中未受教的运行一位不差（同一个检查点），其余的不同"
-    return {"control_self_lift": interval_text(points(lift)),
-            "self_processor": " and ".join(processors),
-            "self_processor_zh": " 和 ".join(processors),
-            "self_teachers_same": said, "self_teachers_same_zh": said_zh}
+        teachers = (f"{same} of {len(runs)} came out the table's untaught runs to the last bit "
+                    "(the same checkpoints); the others differ from them")
+        teachers_zh = f"{len(runs)} 个老师中有 {same} 个与表中未受教的运行一位不差（同一个检查点），其余的不同"
+    low, high = entry["test"]["interval_95"]
+    seeds, mean = len(entry["seeds"]), _percent(entry["test"]["mean"])
+    processors = sorted({processor_name({"cpu": run["processor"]}) for run in runs})
+    return {
+        "control_self": f"differs by {lift_text} from {whose}",
+        "control_self_zh": f"与{whose_zh}相差 {in_chinese(lift_text)}",
+        "control_self_full": (f"scores {mean} on test over {seeds} seeds (95% interval "
+                              f"{100 * low:.2f}% to {100 * high:.2f}%); less {whose}, "
+                              f"{lift_text}; less the Transformer taught by NBSVM, {versus_text}"),
+        "control_self_full_zh": (f"在 {seeds} 个种子上的测试得分为 {mean}（95% 区间为 "
+                                 f"{100 * low:.2f}% 到 {100 * high:.2f}%）；逐个种子减去"
+                                 f"{whose_zh}，为 {in_chinese(lift_text)}；逐个种子减去由 NBSVM "
+                                 f"教的 Transformer，为 {in_chinese(versus_text)}"),
+        "control_self_lift": lift_text,
+        "self_processor": " and ".join(processors),
+        "self_processor_zh": " 和 ".join(processors),
+        "self_teachers_same": teachers, "self_teachers_same_zh": teachers_zh}
 
 
 def controls_figures(path: Path | None = None) -> dict[str, str]:
@@ -216,7 +212,7 @@ def controls_figures(path: Path | None = None) -> dict[str, str]:
     Transformer taught by NBSVM less bag of words taught the same way, and less NBSVM untaught,
     on test; what teaching adds to bag of words and to the Transformer, each against its own
     untaught runs; the updates each Transformer arm made; the served arm's per-review tests on
-    seed 0; and the row of the Transformer taught by itself (`self_taught_texts`).
+    seed 0; and the row of the Transformer taught by itself (`self_taught_figures`).
 
     Refuses (ValueError) a record that no longer supports the chapter's reading: the taught
     Transformer not told apart from taught bag of words (its interval holds zero) and below
@@ -232,8 +228,6 @@ def controls_figures(path: Path | None = None) -> dict[str, str]:
     transformer_lift = seed_difference(record, "transformer_nbsvm", "transformer")
     served = comparisons["transformer_served"]["bag_of_words_taught"]
     mcnemar = served["per_review"]["mcnemar_test"].get("0")
-    self_taught, self_taught_zh = self_taught_texts(record, full=False)
-    self_taught_full, self_taught_full_zh = self_taught_texts(record)
     bootstrap = served["per_review"]["bootstrap_test"]
     require(versus_bag["low"] <= 0 <= versus_bag["high"],
             "the taught Transformer not told apart from bag of words taught the same way")
@@ -259,11 +253,7 @@ def controls_figures(path: Path | None = None) -> dict[str, str]:
                            f"{mcnemar['only_second_right']:,} only bag of words"),
         "served_bootstrap": (f"{100 * bootstrap['mean']:+.2f} points (95% bootstrap interval "
                              f"{100 * bootstrap['low']:+.2f} to {100 * bootstrap['high']:+.2f})"),
-        "control_self": self_taught,
-        "control_self_zh": self_taught_zh,
-        "control_self_full": self_taught_full,
-        "control_self_full_zh": self_taught_full_zh,
-        **self_taught_runs(record),
+        **self_taught_figures(record),
         "served_mcnemar_zh": (f"p = {mcnemar['p_value']:.2f}：只有交互框所用的模型判对的测试影评有 "
                               f"{mcnemar['only_first_right']} 条，只有词袋判对的有 "
                               f"{mcnemar['only_second_right']} 条"),
