@@ -306,14 +306,12 @@ def main(args: argparse.Namespace, argv: list[str]) -> int:
                                      for s in seeds if right[key].get(s) is not None}
         table[key] = entry
     comparisons = {key: {other: compare(rows, right, key, other) for other in AGAINST}
-                   for key in TAUGHT_TRANSFORMERS if rows[key]}
+                   for key in TAUGHT_TRANSFORMERS
+                   if rows[key] and (kept is None or key == "transformer_self")}
     if kept is not None:  # the kept rows as they were written, per-review tests included
         table = {**kept["table"], "transformer_self": table["transformer_self"]}
-        self_taught = comparisons.get("transformer_self")
-        comparisons = {key: value for key, value in kept["comparisons"].items()
-                       if key != "transformer_self"}
-        if self_taught is not None:
-            comparisons["transformer_self"] = self_taught
+        comparisons = {**{key: value for key, value in kept["comparisons"].items()
+                          if key != "transformer_self"}, **comparisons}
     record = {
         **tool_command("ch11_controls.py", argv, str(args.record)),
         "holdout": "blocks",
