@@ -25,11 +25,10 @@ REAL_DATA = "the real IMDB reviews"
 # model, as the edition's catalogues are).
 STAND_IN_NOTICE_ZH = (
     ":::{warning}\n"
-    "**本页是在生成的替代语料上计算的，而不是在 IMDB 上**。构建本页时无法获取 IMDB 影评的副本，"
-    "所以其中单元格计算的结果描述的是编造的文本（它引用的记录运行是在真实影评上训练的）。要在 IMDB "
-    "上构建本页，请在联网时运行一次 `make imdb`（它会填充 `datasets` 的缓存），或者从 "
-    "<https://ai.stanford.edu/~amaas/data/sentiment/> 下载 Large Movie Review Dataset，并把 "
-    "`IMDB_DIR` 设为该文件夹：`IMDB_DIR=/path/to/aclImdb make book`。\n"
+    "**本页是在生成的替代语料上计算的，而不是在 IMDB 上**：构建本页时无法获取 IMDB 影评，"
+    "所以其中单元格描述的是编造的文本（它引用的记录运行用的是真实影评）。要在 IMDB 上构建本页，"
+    "请在联网时运行一次 `make imdb`，或者从 <https://ai.stanford.edu/~amaas/data/sentiment/> "
+    "下载影评并运行 `IMDB_DIR=/path/to/aclImdb make book`。\n"
     ":::"
 )
 
