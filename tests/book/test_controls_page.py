@@ -89,6 +89,16 @@ def test_the_control_table_has_every_row_and_shows_a_missing_one_as_not_run_yet(
         assert all(run["teacher_is_the_untaught_run"] for run in entry["rows"].values())
         assert said["control_self"].startswith("differs by +")
         assert said["self_teachers_same"].startswith("all 5 came out")
+        # tested review by review against bag of words taught by NBSVM, on every seed
+        tests = record["comparisons"]["transformer_self"]["bag_of_words_taught"]["per_review"]
+        assert tests["seeds_with_predictions"] == entry["seeds"]
+        boot = tests["bootstrap_test"]
+        assert boot["high"] < 0 and boot["reviews"] == 25_000
+        below = sum(test["p_value"] < 0.01 for test in tests["mcnemar_test"].values())
+        assert said["self_per_review"].startswith(
+            f"is {100 * boot['mean']:+.2f} points (95% bootstrap interval "
+            f"{100 * boot['low']:+.2f} to {100 * boot['high']:+.2f}) over test reviews")
+        assert f"p below 0.01 on {below} of its 5 seeds" in said["self_per_review"]
 
 
 def self_taught_record() -> dict:
@@ -131,6 +141,8 @@ def test_the_self_taught_row_reads_its_numbers_once_they_land(tmp_path: Path) ->
     assert full.count(lift) == 1 and "to the last bit" not in full
     assert figures["self_processor"] == "AMD EPYC 7B13 64-Core"
     assert figures["self_teachers_same"].startswith("0 of 5 came out")
+    # no predictions of the made-up runs: the page says the row has no per-review test
+    assert figures["self_per_review"].startswith("is not tested review by review")
 
 
 def test_the_control_figures_are_the_records() -> None:
@@ -140,7 +152,7 @@ def test_the_control_figures_are_the_records() -> None:
     assert figures["control_taught_minus_bag"] == interval_text(
         points(taught["bag_of_words_taught"]["test"]))
     assert figures["control_taught_minus_bag"].startswith(
-        "+0.11 points (95% interval -0.16 to +0.39")
+        "+0.12 points (95% interval -0.16 to +0.39")
     assert figures["control_taught_minus_nbsvm"].startswith("-2.12 points")
     table = record["table"]
 

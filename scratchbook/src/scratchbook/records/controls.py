@@ -148,7 +148,9 @@ def self_taught_figures(record: dict) -> dict[str, str]:
     `control_self_full` that, after its test accuracy and before its difference from the
     Transformer taught by NBSVM; `control_self_lift` the difference alone; `self_processor`
     where it ran; `self_teachers_same` how many teachers are the table's untaught runs to the
-    last bit.
+    last bit; `self_per_review` its per-review tests against bag of words taught by NBSVM
+    (the bootstrap over test reviews, and on how many seeds McNemar's exact test gives p below
+    0.01), or that it has none.
 
     Refuses (ValueError) a record that no longer supports the pages' reading of the row: its
     own untaught runs lift the Transformer (interval above zero), and NBSVM lifts it more (the
@@ -192,6 +194,7 @@ def self_taught_figures(record: dict) -> dict[str, str]:
     seeds, mean = len(entry["seeds"]), _percent(entry["test"]["mean"])
     processors = sorted({processor_name({"cpu": run["processor"]}) for run in runs})
     return {
+        **self_per_review(record["comparisons"]["transformer_self"]["bag_of_words_taught"]),
         "control_self": f"differs by {lift_text} from {whose}",
         "control_self_zh": f"与{whose_zh}相差 {in_chinese(lift_text)}",
         "control_self_full": (f"scores {mean} on test over {seeds} seeds (95% interval "
@@ -205,6 +208,35 @@ def self_taught_figures(record: dict) -> dict[str, str]:
         "self_processor": " and ".join(processors),
         "self_processor_zh": " 和 ".join(processors),
         "self_teachers_same": teachers, "self_teachers_same_zh": teachers_zh}
+
+
+def bootstrap_text(bootstrap: dict) -> str:
+    """A bootstrap over test reviews in points: `-0.24 points (95% bootstrap interval -0.56
+    to +0.08)`."""
+    low, mean, high = (100 * bootstrap[key] for key in ("low", "mean", "high"))
+    return f"{mean:+.2f} points (95% bootstrap interval {low:+.2f} to {high:+.2f})"
+
+
+def self_per_review(versus_bag: dict) -> dict[str, str]:
+    """`self_per_review` (and `_zh`): the self-taught row less bag of words taught by NBSVM,
+    review by review: the bootstrap's interval, and on how many seeds McNemar's exact test
+    gives p below 0.01 (the largest p beside). Without per-review predictions, says so."""
+    tests = versus_bag["per_review"]
+    bootstrap, mcnemar = tests["bootstrap_test"], tests["mcnemar_test"]
+    if bootstrap is None:
+        return {"self_per_review": "is not tested review by review: the counting runs' "
+                                   "margins or its predictions are missing",
+                "self_per_review_zh": "没有逐条影评的检验：缺少计数模型的边距或它的预测"}
+    below = sum(test["p_value"] < 0.01 for test in mcnemar.values())
+    largest = max(test["p_value"] for test in mcnemar.values())
+    boot = bootstrap_text(bootstrap)
+    return {
+        "self_per_review": (f"is {boot} over test reviews; McNemar's exact test gives p below "
+                            f"0.01 on {below} of its {len(mcnemar)} seeds (the largest p is "
+                            f"{largest:.2f})"),
+        "self_per_review_zh": (f"在测试影评上的自助法结果为 {in_chinese(boot)}；McNemar 精确检验在它的 "
+                               f"{len(mcnemar)} 个种子中有 {below} 个给出低于 0.01 的 p 值"
+                               f"（最大的 p 为 {largest:.2f}）")}
 
 
 def controls_figures(path: Path | None = None) -> dict[str, str]:
@@ -251,8 +283,7 @@ def controls_figures(path: Path | None = None) -> dict[str, str]:
         "served_mcnemar": (f"p = {mcnemar['p_value']:.2f}: {mcnemar['only_first_right']:,} "
                            f"test reviews only the served model gets right, "
                            f"{mcnemar['only_second_right']:,} only bag of words"),
-        "served_bootstrap": (f"{100 * bootstrap['mean']:+.2f} points (95% bootstrap interval "
-                             f"{100 * bootstrap['low']:+.2f} to {100 * bootstrap['high']:+.2f})"),
+        "served_bootstrap": bootstrap_text(bootstrap),
         **self_taught_figures(record),
         "served_mcnemar_zh": (f"p = {mcnemar['p_value']:.2f}：只有交互框所用的模型判对的测试影评有 "
                               f"{mcnemar['only_first_right']} 条，只有词袋判对的有 "
