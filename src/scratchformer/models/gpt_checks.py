@@ -1,4 +1,4 @@
-"""The argument checks of chapter 12's GPT, model and sampling, as *Transformers from Scratch*
+"""The argument checks of chapter 12's GPT, configuration, model and sampling, as *Transformers from Scratch*
 uses them: each raises an error that names the argument and says what it must be, before the
 model or the sampler would fail deep inside with a message about something else.
 
@@ -12,6 +12,30 @@ import math
 
 import torch
 from torch import Tensor
+
+
+def check_gpt_config(config: object) -> None:
+    """Raise `ValueError` unless a `GPTConfig`'s sizes are positive integers, `d_model` splits
+    evenly across `num_heads` (the message lists head counts that do), `0 <= dropout < 1` and
+    `impl` is `"explicit"` or `"sdpa"`.
+
+    Described in chapter 12, section "Its configuration".
+    """
+    for name in ("vocab_size", "context_length", "d_model", "num_layers", "num_heads",
+                 "d_hidden"):
+        value = getattr(config, name)
+        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    d_model, num_heads = config.d_model, config.num_heads
+    if d_model % num_heads != 0:
+        divisors = [h for h in range(1, min(d_model, 64) + 1) if d_model % h == 0]
+        raise ValueError(
+            f"d_model ({d_model}) must be divisible by num_heads ({num_heads}): each head "
+            f"gets d_model / num_heads dimensions; for d_model={d_model} use one of {divisors}")
+    if not 0.0 <= config.dropout < 1.0:
+        raise ValueError(f"dropout must be in [0, 1), got {config.dropout}")
+    if config.impl not in ("explicit", "sdpa"):
+        raise ValueError(f"impl must be 'explicit' or 'sdpa', got {config.impl!r}")
 
 
 def check_token_ids(ids: object) -> None:
