@@ -146,15 +146,15 @@ def test_page_lengths_in_screens(visit: Any) -> None:
     assert all(value >= 1 for value in screens.values()), screens
 
 
-# DESIGN.md: a chapter teaches in at most ~25 screens. Chapters 11 and 12 stand at 24.8 and 24.7
-# on the real reviews and at 25.0 and 25.1 on the stand-in corpus (6 December 2026): the test
-# allows one screen more, so that a page that grows is caught.
-OPEN_SCREENS_AT_MOST = 26
+# DESIGN.md: a chapter teaches in at most ~25 screens. On the real reviews chapters 10-13 stand
+# at 22.5, 24.3, 24.6 and 24.5 (6 December 2026); a page built on the stand-in opens with a notice
+# that it was (about 0.2 screens more).
+OPEN_SCREENS_AT_MOST = 25
 
 
-def test_chapters_10_to_13_fit_in_26_screens_with_every_fold_open(visit: Any) -> None:
+def test_chapters_10_to_13_fit_in_25_screens_with_every_fold_open(visit: Any) -> None:
     """A screen budget met by folding is not met: chapters 10-13, every folded cell opened, are at
-    most 26 screens of 900 pixels at 1280 px wide."""
+    most 25 screens of 900 pixels at 1280 px wide."""
     chapters = [page for page in ENGLISH_PAGES if re.match(r"1[0-3]_", Path(page).name)]
     assert len(chapters) == 4, chapters
     screens = {page: visit(page)["layout"]["open_height"] / 900 for page in chapters}
