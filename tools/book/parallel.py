@@ -55,8 +55,11 @@ def run_notebook(notebook: Any, cwd: str | None, timeout: int | None,
     started = time.perf_counter()
     with TemporaryDirectory() if cwd is None else nullcontext(cwd) as folder:
         try:
+            # the kernel's own log (its warning, on every start, that a local connection is
+            # not encrypted) is not the chapter's output, and hid the build's report of it
             result = single_nb_execution(notebook, cwd=folder, timeout=timeout,
-                                         allow_errors=allow_errors, meta_override=True)
+                                         allow_errors=allow_errors, meta_override=True,
+                                         extra_arguments=["--IPKernelApp.log_level=ERROR"])
         except Exception as err:  # a dead kernel, say: MyST-NB runs the page again and reports it
             return notebook, time.perf_counter() - started, f"{type(err).__name__}: {err}"
     failure = None if result.err is None else type(result.err).__name__
