@@ -126,13 +126,13 @@ linkcheck: export mathjax
 # that time how a page responds (marked `quiet`: no long task while the GPT writes or a long
 # review is typed; the book's cache is warm by then). Every pass runs; `make test` fails if any
 # did. Each lists its slowest tests.
-BOOK_TESTS := $(BIN)/python -m pytest -q -rfE -p no:cacheprovider -m "book and not quiet and not timing" --durations=10
+BOOK_TESTS := $(BIN)/python -m pytest -q -rfE -p no:cacheprovider --durations=10 -m
 QUIET_TESTS := $(BIN)/python -m pytest -q -rfE -m "quiet and not timing" --durations=5
 
 test: check mathjax browser
 	@status=0; book_log=$$(mktemp); \
 	echo "make test: the book is built and its tests run beside the other tests"; \
-	$(BOOK_TESTS) >"$$book_log" 2>&1 & book=$$!; \
+	$(BOOK_TESTS) "book and not quiet and not timing" >"$$book_log" 2>&1 & book=$$!; \
 	nice -n 10 $(BIN)/python -m pytest -q -rfE -m "not book and not timing and not check" -n $(TEST_WORKERS) \
 		--durations=10 || status=1; \
 	wait $$book || status=1; \
@@ -142,10 +142,11 @@ test: check mathjax browser
 	exit $$status
 
 # The book's half of make test: the build and the tests that read it (pages, boxes, both
-# editions), then the timed pages. What a build on other data needs checked: CI's newcomer pass
-# runs it on the stand-in, where the other tests would repeat what the real-data make test runs.
+# editions), then the timed pages; not the tests that build small books of their own (marked
+# own_build). What a build on other data needs checked: CI's newcomer pass runs it on the
+# stand-in, where the other tests would repeat what the real-data make test runs.
 test-book: check mathjax browser
-	@status=0; $(BOOK_TESTS) || status=1; \
+	@status=0; $(BOOK_TESTS) "book and not own_build and not quiet and not timing" || status=1; \
 	echo "make test-book: the tests that time the pages, alone on the machine"; \
 	$(QUIET_TESTS) || status=1; \
 	exit $$status

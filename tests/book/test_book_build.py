@@ -23,7 +23,7 @@ from support import ROOT, book_environment
 from book.parallel import execution_jobs
 from support.scratch import FRONT as CHAPTER_FRONT
 
-pytestmark = pytest.mark.book
+pytestmark = [pytest.mark.book, pytest.mark.own_build]
 
 FRONT = CHAPTER_FRONT.format(extra="")  # a chapter's front matter, exporting nothing
 

@@ -285,6 +285,7 @@ def scratch_book(tmp_path: Path) -> Path:
 
 
 @pytest.mark.book
+@pytest.mark.own_build
 def test_a_translated_paragraph_glues_the_english_pages_values(tmp_path: Path) -> None:
     root = scratch_book(tmp_path)
     jupyter_book = Path(sys.executable).with_name("jupyter-book")
