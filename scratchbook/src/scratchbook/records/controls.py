@@ -149,8 +149,7 @@ def self_taught_figures(record: dict) -> dict[str, str]:
     Transformer taught by NBSVM; `control_self_lift` the difference alone; `self_processor`
     where it ran; `self_teachers_same` how many teachers are the table's untaught runs to the
     last bit; `self_per_review` its per-review tests against bag of words taught by NBSVM
-    (the bootstrap over test reviews, and on how many seeds McNemar's exact test gives p below
-    0.01), or that it has none.
+    (`per_review`), or that it has none.
 
     Refuses (ValueError) a record that no longer supports the pages' reading of the row: its
     own untaught runs lift the Transformer (interval above zero), and NBSVM lifts it more (the
@@ -194,7 +193,8 @@ def self_taught_figures(record: dict) -> dict[str, str]:
     seeds, mean = len(entry["seeds"]), _percent(entry["test"]["mean"])
     processors = sorted({processor_name({"cpu": run["processor"]}) for run in runs})
     return {
-        **self_per_review(record["comparisons"]["transformer_self"]["bag_of_words_taught"]),
+        **per_review("self_per_review",
+                     record["comparisons"]["transformer_self"]["bag_of_words_taught"]),
         "control_self": f"differs by {lift_text} from {whose}",
         "control_self_zh": f"与{whose_zh}相差 {in_chinese(lift_text)}",
         "control_self_full": (f"scores {mean} on test over {seeds} seeds (95% interval "
@@ -217,34 +217,34 @@ def bootstrap_text(bootstrap: dict) -> str:
     return f"{mean:+.2f} points (95% bootstrap interval {low:+.2f} to {high:+.2f})"
 
 
-def self_per_review(versus_bag: dict) -> dict[str, str]:
-    """`self_per_review` (and `_zh`): the self-taught row less bag of words taught by NBSVM,
-    review by review: the bootstrap's interval, and on how many seeds McNemar's exact test
-    gives p below 0.01 (the largest p beside). Without per-review predictions, says so."""
-    tests = versus_bag["per_review"]
+def per_review(name: str, versus: dict) -> dict[str, str]:
+    """`<name>` (and `_zh`): a taught Transformer less a counting model, review by review: the
+    bootstrap's interval over test reviews, and on how many seeds McNemar's exact test gives p
+    below 0.01, with the range of its p values. Without per-review predictions, says so."""
+    tests = versus["per_review"]
     bootstrap, mcnemar = tests["bootstrap_test"], tests["mcnemar_test"]
     if bootstrap is None:
-        return {"self_per_review": "is not tested review by review: the counting runs' "
-                                   "margins or its predictions are missing",
-                "self_per_review_zh": "没有逐条影评的检验：缺少计数模型的边距或它的预测"}
+        return {name: "is not tested review by review: the counting runs' margins or its "
+                      "predictions are missing",
+                f"{name}_zh": "没有逐条影评的检验：缺少计数模型的边距或它的预测"}
     below = sum(test["p_value"] < 0.01 for test in mcnemar.values())
-    largest = max(test["p_value"] for test in mcnemar.values())
-    boot = bootstrap_text(bootstrap)
+    low, high = (f(test["p_value"] for test in mcnemar.values()) for f in (min, max))
+    boot, seeds = bootstrap_text(bootstrap), len(mcnemar)
     return {
-        "self_per_review": (f"is {boot} over test reviews; McNemar's exact test gives p below "
-                            f"0.01 on {below} of its {len(mcnemar)} seeds (the largest p is "
-                            f"{largest:.2f})"),
-        "self_per_review_zh": (f"在测试影评上的自助法结果为 {in_chinese(boot)}；McNemar 精确检验在它的 "
-                               f"{len(mcnemar)} 个种子中有 {below} 个给出低于 0.01 的 p 值"
-                               f"（最大的 p 为 {largest:.2f}）")}
+        name: (f"is {boot} over test reviews; McNemar's exact test gives p below 0.01 on "
+               f"{below} of its {seeds} seeds (p from {low:.1g} to {high:.2f})"),
+        f"{name}_zh": (f"在测试影评上的自助法结果为 {in_chinese(boot)}；McNemar 精确检验在它的 "
+                       f"{seeds} 个种子中有 {below} 个给出低于 0.01 的 p 值（p 从 {low:.1g} "
+                       f"到 {high:.2f}）")}
 
 
 def controls_figures(path: Path | None = None) -> dict[str, str]:
     """The numbers chapter 11's control table is read with, as text keyed by glue name: the
     Transformer taught by NBSVM less bag of words taught the same way, and less NBSVM untaught,
     on test; what teaching adds to bag of words and to the Transformer, each against its own
-    untaught runs; the updates each Transformer arm made; the served arm's per-review tests on
-    seed 0; and the row of the Transformer taught by itself (`self_taught_figures`).
+    untaught runs; the updates each Transformer arm made; the taught arm's per-review tests
+    against taught bag of words (`per_review`, `taught_per_review`); the served arm's on seed 0;
+    and the row of the Transformer taught by itself (`self_taught_figures`).
 
     Refuses (ValueError) a record that no longer supports the chapter's reading: the taught
     Transformer not told apart from taught bag of words (its interval holds zero) and below
@@ -280,6 +280,7 @@ def controls_figures(path: Path | None = None) -> dict[str, str]:
         "updates_untaught": _updates(table["transformer"]),
         "updates_taught": _updates(table["transformer_nbsvm"]),
         "updates_served": _updates(table["transformer_served"]),
+        **per_review("taught_per_review", taught["bag_of_words_taught"]),
         "served_mcnemar": (f"p = {mcnemar['p_value']:.2f}: {mcnemar['only_first_right']:,} "
                            f"test reviews only the served model gets right, "
                            f"{mcnemar['only_second_right']:,} only bag of words"),
