@@ -99,7 +99,7 @@ def test_the_control_table_has_every_row_and_shows_a_missing_one_as_not_run_yet(
         below = sum(test["p_value"] < 0.01 for test in tests["mcnemar_test"].values())
         assert said[name].startswith(
             f"is {100 * boot['mean']:+.2f} points (95% bootstrap interval "
-            f"{100 * boot['low']:+.2f} to {100 * boot['high']:+.2f}) over test reviews"), name
+            f"{100 * boot['low']:+.2f} to {100 * boot['high']:+.2f}); McNemar's"), name
         assert f"p below 0.01 on {below} of its 5 seeds" in said[name]
 
 

@@ -231,9 +231,9 @@ def per_review(name: str, versus: dict) -> dict[str, str]:
     low, high = (f(test["p_value"] for test in mcnemar.values()) for f in (min, max))
     boot, seeds = bootstrap_text(bootstrap), len(mcnemar)
     return {
-        name: (f"is {boot} over test reviews; McNemar's exact test gives p below 0.01 on "
+        name: (f"is {boot}; McNemar's exact test gives p below 0.01 on "
                f"{below} of its {seeds} seeds (p from {low:.1g} to {high:.2f})"),
-        f"{name}_zh": (f"在测试影评上的自助法结果为 {in_chinese(boot)}；McNemar 精确检验在它的 "
+        f"{name}_zh": (f"的自助法结果为 {in_chinese(boot)}；McNemar 精确检验在它的 "
                        f"{seeds} 个种子中有 {below} 个给出低于 0.01 的 p 值（p 从 {low:.1g} "
                        f"到 {high:.2f}）")}
 
