@@ -1,6 +1,7 @@
-"""The argument checks of chapter 12's GPT, configuration, model and sampling, as *Transformers from Scratch*
-uses them: each raises an error that names the argument and says what it must be, before the
-model or the sampler would fail deep inside with a message about something else.
+"""The argument checks of chapter 12's GPT, configuration, model and sampling, as
+*Transformers from Scratch* uses them: each raises an error that names the argument and says
+what it must be, before the model or the sampler would fail deep inside with a message about
+something else.
 
 Apart from `scratchformer.models.gpt` (generated from chapter 12) because its job is another:
 refusing bad arguments, which the chapter calls without teaching; it is written by hand. What this module deliberately does not handle: checking that
@@ -13,6 +14,8 @@ import math
 import torch
 from torch import Tensor
 
+from scratchformer.nn.checks import check_positive_int
+
 
 def check_gpt_config(config: object) -> None:
     """Raise `ValueError` unless a `GPTConfig`'s sizes are positive integers, `d_model` splits
@@ -23,9 +26,7 @@ def check_gpt_config(config: object) -> None:
     """
     for name in ("vocab_size", "context_length", "d_model", "num_layers", "num_heads",
                  "d_hidden"):
-        value = getattr(config, name)
-        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        check_positive_int(name, getattr(config, name))
     d_model, num_heads = config.d_model, config.num_heads
     if d_model % num_heads != 0:
         divisors = [h for h in range(1, min(d_model, 64) + 1) if d_model % h == 0]

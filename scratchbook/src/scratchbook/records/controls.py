@@ -178,10 +178,11 @@ def self_taught_figures(record: dict) -> dict[str, str]:
             "NBSVM lifts the Transformer more than its own untaught runs do")
     lift_text, versus_text = interval_text(points(lift)), interval_text(points(versus))
     same = sum(bool(run.get("teacher_is_the_untaught_run")) for run in runs)
+    all_same = same == len(runs)
     whose = "its own untaught runs, which taught it" + (
-        " (the table's, to the last bit)" if same == len(runs) else "")
-    whose_zh = "教它的、它自己的未受教运行" + ("（正是表中那几次，一位不差）" if same == len(runs) else "")
-    if same == len(runs):
+        " (the table's, to the last bit)" if all_same else "")
+    whose_zh = "教它的、它自己的未受教运行" + ("（正是表中那几次，一位不差）" if all_same else "")
+    if all_same:
         teachers = (f"all {len(runs)} came out the table's untaught runs to the last bit "
                     "(the same checkpoints)")
         teachers_zh = f"{len(runs)} 个老师都与表中未受教的运行一位不差（同一个检查点）"
