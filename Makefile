@@ -127,7 +127,6 @@ linkcheck: export mathjax
 # review is typed; the book's cache is warm by then). Every pass runs; `make test` fails if any
 # did. Each lists its slowest tests.
 BOOK_TESTS := $(BIN)/python -m pytest -q -rfE -p no:cacheprovider --durations=10 -m
-QUIET_TESTS := $(BIN)/python -m pytest -q -rfE -m "quiet and not timing" --durations=5
 
 test: check mathjax browser
 	@status=0; book_log=$$(mktemp); \
@@ -138,18 +137,17 @@ test: check mathjax browser
 	wait $$book || status=1; \
 	echo "make test: the book and the tests that read it"; cat "$$book_log"; rm -f "$$book_log"; \
 	echo "make test: the tests that time the pages, alone on the machine"; \
-	$(QUIET_TESTS) || status=1; \
+	$(BIN)/python -m pytest -q -rfE -m "quiet and not timing" --durations=5 || status=1; \
 	exit $$status
 
 # The book's half of make test: the build and the tests that read it (pages, boxes, both
-# editions), then the timed pages; not the tests that build small books of their own (marked
-# own_build). What a build on other data needs checked: CI's newcomer pass runs it on the
-# stand-in, where the other tests would repeat what the real-data make test runs.
+# editions); not the tests that build small books of their own (marked own_build), nor the
+# three that time the boxes (marked quiet: they run the models in _static/models/, the same
+# whatever data the book was built on; make test runs them). What a build on other data needs
+# checked: CI's newcomer pass runs it on the stand-in, where the other tests would repeat what
+# the real-data make test runs.
 test-book: check mathjax browser
-	@status=0; $(BOOK_TESTS) "book and not own_build and not quiet and not timing" || status=1; \
-	echo "make test-book: the tests that time the pages, alone on the machine"; \
-	$(QUIET_TESTS) || status=1; \
-	exit $$status
+	$(BOOK_TESTS) "book and not own_build and not quiet and not timing"
 
 # On a quiet machine of the recorded kind: do the speed-ups the book quotes still hold here? A
 # timing depends on the processor and on what else runs, so `make test` (and CI) leaves it out.
