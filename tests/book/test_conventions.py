@@ -23,7 +23,7 @@ def test_the_book_keeps_every_convention() -> None:
 
 
 def problems_of(root: Path, name: str) -> list[str]:
-    return conventions.all_problems(root)[name]
+    return conventions.all_problems(root, [name])[name]
 
 
 NEW_CHAPTER = '''---

@@ -255,6 +255,7 @@ def check_offline_and_quiet(browser: Any, site: str) -> list[str]:
     return resources
 
 
+@pytest.mark.served_model
 def test_the_widgets_give_pythons_numbers_offline(
         browser: Any, site: str, models: dict) -> None:
     started = time.perf_counter()
@@ -317,6 +318,7 @@ def greedy_with_onnx(session: Any, manifest: dict, ids: list[int], steps: int) -
     return ids
 
 
+@pytest.mark.served_model
 def test_the_recorded_models_run_on_their_chapters(
         browser: Any, site: str, html_dir: Path) -> None:
     """The site's own models: the files its manifests list, byte for byte; chapter 11's box
@@ -557,6 +559,7 @@ def test_typing_a_long_review_never_blocks_the_page(browser: Any, site: str, ser
     check_offline_and_quiet(browser, site)
 
 
+@pytest.mark.served_model
 def test_truncation_is_marked_with_the_tokens_dropped(browser: Any, site: str,
                                                      cut_model: dict) -> None:
     framing = cut_model
@@ -653,6 +656,7 @@ SHOWN_WINDOW = ("const field = document.querySelector('#sf-classifier .sf-window
 HEATMAP_LABEL = "return document.querySelector('#sf-classifier .sf-heatmap').getAttribute('aria-label')"
 
 
+@pytest.mark.served_model
 def test_a_model_that_reads_in_windows_reads_the_whole_review(
         browser: Any, site: str, windows_model: dict) -> None:
     """The served model, read in "windows" as it was trained: a review of about 700 tokens is read in 3
@@ -741,6 +745,7 @@ def test_a_model_that_reads_in_windows_reads_the_whole_review(
     check_offline_and_quiet(browser, site)
 
 
+@pytest.mark.served_model
 def test_an_empty_review_gets_a_hint_not_a_verdict(browser: Any, site: str, served: dict) -> None:
     load_boxes(browser, site, "book/11_training.html")
     for empty in ["", "   \n\t ", "<br /><br />"]:
@@ -759,6 +764,7 @@ def test_an_empty_review_gets_a_hint_not_a_verdict(browser: Any, site: str, serv
                                  "letter, so its verdict means little."), verdict.text
 
 
+@pytest.mark.served_model
 def test_the_gpt_stops_at_the_end_of_text_and_says_so(browser: Any, site: str, served: dict) -> None:
     """Greedy after "This movie" the served GPT writes <|endoftext|> within 500 tokens: the box
     stops there, with Python's ids, says so, shows no marker, and writes no more until Reset."""
@@ -781,6 +787,7 @@ def test_the_gpt_stops_at_the_end_of_text_and_says_so(browser: Any, site: str, s
     print(f"the served GPT ended its review after {len(ids) - start} tokens, as in Python")
 
 
+@pytest.mark.served_model
 def test_the_gpt_says_when_its_context_is_full(browser: Any, site: str, served: dict) -> None:
     context = served["gpt"]["config"]["context_length"]
     load_boxes(browser, site, "book/12_gpt.html")
@@ -790,6 +797,7 @@ def test_the_gpt_says_when_its_context_is_full(browser: Any, site: str, served: 
     assert run["message"] == f"The context is full: the model reads at most {context} tokens. Reset to start another."
 
 
+@pytest.mark.served_model
 @pytest.mark.parametrize("case", [{**SETTINGS["defaults"], **case} for case in SETTINGS["cases"]],
                          ids=lambda case: ",".join(f"{k}={v!r}" for k, v in case.items()
                                                    if k != "error" and SETTINGS["defaults"].get(k) != v))
@@ -1105,6 +1113,7 @@ DARKEST = ("return Array.from(document.querySelectorAll('#sf-classifier .sf-toke
            " (span) => [span.textContent, +span.dataset.contribution])")
 
 
+@pytest.mark.served_model
 def test_the_clear_reviews_are_coloured_as_recorded(browser: Any, site: str, served: dict) -> None:
     """Each clear review typed into chapter 11's box: its parts are the record's (1e-3), the
     token at the end of the colour scale is the recorded hardest one, and the hits (that token
@@ -1128,6 +1137,7 @@ def test_the_clear_reviews_are_coloured_as_recorded(browser: Any, site: str, ser
     assert hits == record["hits"] > len(record["reviews"]) / 2
 
 
+@pytest.mark.served_model
 def test_the_box_starts_with_the_written_set_and_lists_its_errors(browser: Any, site: str,
                                                                   served: dict) -> None:
     """The first view: the written set's first review, whatever the verdict, and beside the
@@ -1168,6 +1178,7 @@ console.log(JSON.stringify(cases.map((c) => generateRefusal(
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
+@pytest.mark.served_model
 def test_the_chinese_boxes_list_errors_and_refuse_in_chinese(browser: Any, site: str,
                                                               served: dict) -> None:
     """On the Chinese edition's pages the boxes speak Chinese where the English pages give
@@ -1226,6 +1237,7 @@ def test_the_fallback_names_the_served_run(browser: Any, site: str, served: dict
         assert re.search(rf"--checkpoint {re.escape(run)}(/best\.pt)? --out _static/models/{name}\b", text), text
 
 
+@pytest.mark.served_model
 def test_the_cache_is_timed_both_ways_on_the_long_prompt(browser: Any, site: str, served: dict) -> None:
     """Long prompt, greedy, 12 tokens: the box writes ONNX Runtime's greedy tokens with the cache
     (all 12, past an end of text, which it says it drew), reads them again without it, and

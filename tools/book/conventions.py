@@ -34,6 +34,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
+from collections.abc import Collection
 from pathlib import Path
 
 from book.cells import HEADING, PACKAGE, cell_fence_lines, numbered_chapters, read_myst, toc_chapters
@@ -530,18 +531,20 @@ CONVENTIONS = ["structure", "file numbers", "introduction", "module docstrings",
                "package layers", "import circles"]
 
 
-def all_problems(root: Path) -> dict[str, list[str]]:
-    """Every convention's problems, by name. Those that read the exported modules are skipped,
-    saying so, when the chapters cannot be exported (the export's own error names why)."""
+def all_problems(root: Path, names: Collection[str] | None = None) -> dict[str, list[str]]:
+    """Every convention's problems (or those of the conventions `names`), by name. Those that
+    read the exported modules are skipped, saying so, when the chapters cannot be exported (the
+    export's own error names why)."""
     from book.cells import ExportError
     from book.reference import _collected
 
+    checks = {name: check for name, check in conventions().items() if names is None or name in names}
     try:
-        modules = _collected(root)
+        modules = _collected(root) if NEEDS_MODULES & set(checks) else None
     except ExportError:
         modules = None
     found = {}
-    for name, check in conventions().items():
+    for name, check in checks.items():
         try:
             if name in NEEDS_MODULES:
                 found[name] = check(root, modules) if modules is not None else []
