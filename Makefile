@@ -137,7 +137,7 @@ test: check mathjax browser
 	wait $$book || status=1; \
 	echo "make test: the book and the tests that read it"; cat "$$book_log"; rm -f "$$book_log"; \
 	echo "make test: the tests that time the pages, alone on the machine"; \
-	$(BIN)/python -m pytest -q -rfE -m "quiet and not timing" --durations=5 || status=1; \
+	$(BIN)/python -m pytest -q -rfE -m "quiet and not timing" --durations=5 tests/browser || status=1; \
 	exit $$status
 
 # The book's half of make test: the build and the tests that read it (pages, boxes, both

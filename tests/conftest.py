@@ -28,12 +28,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     TEST_WORKERS pytest-xdist processes for the rest. The tests under tests/browser/ are also
     `browser` tests (they open the built pages in Chromium); those that time how a page responds
     are marked `quiet` where they are written, and `make test` runs them last, alone on the
-    machine."""
+    machine, collecting tests/browser/ only (the whole suite took 9 s to collect): a `quiet`
+    test elsewhere is refused."""
     for item in items:
         if "html_dir" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.book)
         if item.path.parent.name == "browser":
             item.add_marker(pytest.mark.browser)
+        elif item.get_closest_marker("quiet"):
+            raise pytest.UsageError(f"{item.nodeid} is marked quiet outside tests/browser/, where "
+                                    "make test's last pass, alone on the machine, looks for them")
 
 
 def pytest_terminal_summary(terminalreporter) -> None:

@@ -30,10 +30,12 @@ def section(text: str, heading: str) -> str:
 
 
 @pytest.mark.slow  # a minute: `make prepare` on a copy of the repository; `make test` runs it
-def test_a_scaffolded_chapter_passes_every_check_and_its_line_in_the_intro_needs_translating(tmp_path: Path) -> None:
+def test_a_scaffolded_chapter_passes_every_check_and_its_line_in_the_intro_needs_translating(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """On a copy of the repository committed to git, so that the new chapter is the change that
     `make prepare` runs alone. Its fast-test step runs the copy's tests: one, that the package
-    imports with the new chapter in the book (the repository's own suite runs in `make test-fast`).
+    imports with the new chapter in the book (the repository's own suite runs in `make test-fast`),
+    in the step's own process (`TEST_WORKERS=0`: no pytest-xdist workers for one test).
     The scaffold links the chapter from the introduction, a translated page: its translation step
     names that line, which the Chinese catalogue lacks (it used to report the page 100% translated)."""
     root = copy_repo(tmp_path)
@@ -53,6 +55,7 @@ def test_a_scaffolded_chapter_passes_every_check_and_its_line_in_the_intro_needs
     assert "its new line needs translating in locales/zh_CN/LC_MESSAGES/book/intro.po" in result.stdout
     assert book.numbered_chapters(root)[-1] == path
     assert convention_problems(root) == []  # every convention of book.conventions
+    monkeypatch.setenv("TEST_WORKERS", "0")
     result = run_export(root, "--prepare")
     assert result.returncode == 1, result.stdout[-3000:]
     for step in ("export", "check", "fast tests"):
