@@ -116,7 +116,8 @@ def execute_ahead(app: Sphinx, env: Any, docnames: list[str]) -> None:
     if len(pending) < 2:
         return  # nothing to run side by side
     threads = kernel_threads(jobs)
-    logger.info(f"executing {len(pending)} pages, {jobs} at a time ({threads} threads each): "
+    logger.info(f"executing {len(pending)} pages, {jobs} at a time "
+                f"({threads} thread{'' if threads == '1' else 's'} each): "
                 + ", ".join(docname for docname, *_ in pending))
     context = multiprocessing.get_context("spawn")  # a fresh process, not a copy of Sphinx
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
