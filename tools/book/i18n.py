@@ -10,6 +10,7 @@ It
 
 - glues numbers into translated paragraphs and keeps what the notebook computed out of the
   catalogues (`tools/book/i18n_glue.py`);
+- builds the Chinese search index in linear time (`tools/book/i18n_search.py`);
 - links every page to the same page of the other edition, at its top and with a button in the
   header that stays on screen (`_static/language-switch.js` takes the reader to the section they
   are reading), and says, in the reader's language, when a page of a
@@ -285,6 +286,7 @@ def write_report(app: Sphinx, exception: Exception | None) -> None:
 
 def setup(app: Sphinx) -> dict[str, Any]:
     app.setup_extension("book.i18n_glue")  # glued numbers in translated paragraphs
+    app.setup_extension("book.i18n_search")  # the Chinese search index in linear time
     app.add_js_file("language-switch.js")
     # Before Sphinx's collectors (500) take the tables of contents from the page.
     app.connect("doctree-read", translate_toctree_captions, priority=400)
