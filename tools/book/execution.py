@@ -17,6 +17,7 @@ names them through `scratchbook.records` instead), and imports made by text (`im
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import json
 import os
@@ -111,7 +112,14 @@ def code_of(source: str, page: str) -> str:
 
 def names_in(code: str) -> tuple[set[str], set[str], set[str]]:
     """The modules `code` imports (with their parent packages), the names it uses and the
-    strings it holds; a cell that does not parse counts for its import lines alone."""
+    strings it holds; a cell that does not parse counts for its import lines alone. A module
+    of the book's package, which many pages import, is parsed once."""
+    modules, names, strings = _names_in(code)
+    return set(modules), set(names), set(strings)
+
+
+@functools.lru_cache(maxsize=256)
+def _names_in(code: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     try:
         tree = ast.parse(code)
     except SyntaxError:
@@ -133,8 +141,8 @@ def names_in(code: str) -> tuple[set[str], set[str], set[str]]:
             names.add(node.attr)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             strings.add(node.value)
-    return {".".join(m.split(".")[:k]) for m in modules for k in range(1, m.count(".") + 2)}, \
-        names, strings
+    return frozenset(".".join(m.split(".")[:k]) for m in modules for k in range(1, m.count(".") + 2)), \
+        frozenset(names), frozenset(strings)
 
 
 def book_module_path(root: Path, module: str) -> Path | None:

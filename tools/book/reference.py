@@ -24,6 +24,7 @@ What this deliberately does not handle: names defined by other means than a top-
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import re
 import sys
@@ -143,8 +144,14 @@ def heading_anchors(text: str) -> list[tuple[int, int, str, str]]:
     """(line, level, heading text, anchor) of each heading of a MyST chapter, as the book renders it.
 
     The anchors are computed by MyST-Parser's own slug function, so they are the ones the HTML
-    book has (with `myst_heading_anchors` covering every level).
+    book has (with `myst_heading_anchors` covering every level). A chapter's text is parsed once
+    (the reference asks for the headings of a chapter for each block it exports).
     """
+    return list(_heading_anchors(text))
+
+
+@functools.lru_cache(maxsize=64)
+def _heading_anchors(text: str) -> tuple[tuple[int, int, str, str], ...]:
     from markdown_it.renderer import RendererHTML
     from markdown_it.tree import SyntaxTreeNode
     from myst_parser.config.main import MdParserConfig
@@ -164,7 +171,7 @@ def heading_anchors(text: str) -> list[tuple[int, int, str, str]]:
             child.content for child in (node.children[0].children or []) if child.type in ("text", "code_inline")
         )
         headings.append((node.map[0] + 1, int(node.tag[1]), title, slug))
-    return headings
+    return tuple(headings)
 
 
 def section_link(root: Path, block: book.Block) -> tuple[str, str]:
@@ -214,7 +221,7 @@ def render_entry(entry: Entry, module: str, link: tuple[str, str]) -> str:
 
 def render(root: Path) -> str:
     """The Markdown of the package reference (without the page's title)."""
-    modules = book.collect(root)
+    modules = _collected(root)
     if not modules:
         return "No chapter exports anything yet.\n"
     out: list[str] = []
