@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 from book.cells import PACKAGE
-from book.chapter_lint import chapter_code, undefined_names, uses_of_missing_imports
+from book.chapter_lint import ChapterCode, chapter_code, undefined_names, uses_of_missing_imports
 from book.chapter_lint import package_imports as chapter_imports
 from book.render import origins
 from book.where import with_chapter_lines
@@ -31,7 +31,8 @@ UNDEFINED = ("UndefinedName", "UndefinedLocal", "UndefinedExport")
 
 IMPORT_PROBE = r"""
 import importlib, json, os, pkgutil, sys, traceback
-package, given = sys.argv[1], json.loads(sys.stdin.read())
+from pathlib import Path
+package, given = sys.argv[1], json.loads(Path(sys.argv[2]).read_text(encoding="utf-8"))
 wanted = given["wanted"]
 problems, imported, failed = [], {}, {}
 top = importlib.import_module(package)
@@ -64,12 +65,8 @@ print(json.dumps(problems))
 """
 
 
-def package_imports(path: Path, rel: str) -> list[tuple[str, str, str]]:
-    """(where, module, name) for each `from scratchformer... import name` in a file."""
-    try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-    except (SyntaxError, UnicodeDecodeError):
-        return []
+def package_imports(tree: ast.Module, rel: str) -> list[tuple[str, str, str]]:
+    """(where, module, name) for each `from scratchformer... import name` in the file `rel`."""
     found = []
     package = rel.removeprefix("src/").removesuffix(".py").replace("/", ".").rsplit(".", 1)[0]
     for node in ast.walk(tree):
@@ -88,6 +85,29 @@ def package_imports(path: Path, rel: str) -> list[tuple[str, str, str]]:
             if alias.name != "*":
                 found.append((f"{rel}:{node.lineno}", module, alias.name))
     return found
+
+
+def undefined_in(trees: list[tuple[str, ast.Module | str]], codes: dict[str, ChapterCode],
+                 generated: dict[Path, str]) -> list[str]:
+    """pyflakes' undefined names in each file's syntax tree, file by file (or why a file has no
+    tree: a syntax error, text that is not UTF-8), then in the chapters' code cells (`codes`),
+    where the names the `generated` modules define count as defined."""
+    try:
+        from pyflakes import checker
+    except ImportError:
+        return ["pyflakes is not installed, so names were not checked: run `make venv`"]
+    problems = []
+    for rel, tree in trees:
+        if isinstance(tree, str):
+            problems.append(tree)
+            continue
+        for message in sorted(checker.Checker(tree, filename=rel).messages, key=lambda m: m.lineno):
+            if type(message).__name__ in UNDEFINED:
+                problems.append(f"{message.filename}:{message.lineno}: {message.message % message.message_args}")
+    defined = {name for text in generated.values() if text for name in top_level_names(text)}
+    for found in codes.values():
+        problems += found.problems + undefined_names(found, defined)
+    return problems
 
 
 def top_level_names(text: str) -> set[str]:
@@ -131,43 +151,34 @@ def package_problems(root: Path, wanted: dict[Path, str], chapters: list[str] | 
         for folder in CHECKED_FOLDERS[1:]:
             files += [(path.relative_to(root).as_posix(), path) for path in sorted((root / folder).rglob("*.py"))
                       if "__pycache__" not in path.parts]
-        try:
-            from pyflakes import api, reporter
-        except ImportError:
-            problems.append("pyflakes is not installed, so names were not checked: run `make venv`")
-        else:
-            class Collect(reporter.Reporter):
-                def __init__(self) -> None:
-                    super().__init__(None, None)
-
-                def unexpectedError(self, filename, msg) -> None:  # noqa: N802 (pyflakes' names)
-                    problems.append(f"{filename}: {msg}")
-
-                def syntaxError(self, filename, msg, lineno, offset, text) -> None:  # noqa: N802
-                    problems.append(f"{filename}:{lineno}: {msg}")
-
-                def flake(self, message) -> None:
-                    if type(message).__name__ in UNDEFINED:
-                        problems.append(f"{message.filename}:{message.lineno}: "
-                                        f"{message.message % message.message_args}")
-
-            collect = Collect()
-            for rel, path in files:
-                api.check(path.read_text(encoding="utf-8"), rel, collect)
-            defined = {name for text in wanted.values() if text for name in top_level_names(text)}
-            for found in codes.values():
-                problems += found.problems + undefined_names(found, defined)
-        imports = [item for rel, path in files for item in package_imports(path, rel)]
+        trees: list[tuple[str, ast.Module | str]] = []  # each file's syntax tree, or why it has none
+        for rel, path in files:
+            try:
+                trees.append((rel, ast.parse(path.read_text(encoding="utf-8"), filename=rel)))
+            except SyntaxError as err:
+                trees.append((rel, f"{rel}:{err.lineno}: {err.args[0]}"))
+            except (UnicodeDecodeError, ValueError):
+                trees.append((rel, f"{rel}: problem decoding source"))
+        imports = [item for rel, tree in trees if not isinstance(tree, str) for item in package_imports(tree, rel)]
         imports += [item for found in codes.values() for item in chapter_imports(found)]
-        probe = subprocess.run(
-            [sys.executable, "-c", IMPORT_PROBE, PACKAGE], capture_output=True,
-            input=json.dumps({"wanted": imports}),
-            text=True, cwd=tmp, env={**os.environ, "PYTHONPATH": str(copy.resolve())},
+        (Path(tmp) / "wanted.json").write_text(json.dumps({"wanted": imports}), encoding="utf-8")
+        # The package is imported in a process of its own while pyflakes reads the files (each
+        # takes seconds; on two cores, side by side).
+        probe = subprocess.Popen(
+            [sys.executable, "-c", IMPORT_PROBE, PACKAGE, str(Path(tmp) / "wanted.json")],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp,
+            env={**os.environ, "PYTHONPATH": str(copy.resolve())},
         )
         try:
-            found = json.loads(probe.stdout.strip().splitlines()[-1])
+            problems += undefined_in(trees, codes, wanted)
+        except BaseException:
+            probe.kill()
+            raise
+        stdout, stderr = probe.communicate()
+        try:
+            found = json.loads(stdout.strip().splitlines()[-1])
         except (ValueError, IndexError):
-            found = [f"importing {PACKAGE} fails: {probe.stderr.strip()[-2000:]}"]
+            found = [f"importing {PACKAGE} fails: {stderr.strip()[-2000:]}"]
         problems += [line.replace(str(copy) + "/", "src/") for line in found]
     problems += uses_of_missing_imports(codes, problems)
     if not any(f"src/{PACKAGE}/" in line for line in problems):
