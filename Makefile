@@ -124,8 +124,9 @@ linkcheck: export mathjax
 # of the pass, so they yield to it and use what it leaves. The tests that read the book open its
 # pages and run its boxes in Chromium too (tests/browser/). Then, alone on the machine, the few
 # that time how a page responds (marked `quiet`: no long task while the GPT writes or a long
-# review is typed; the book's cache is warm by then). Every pass runs; `make test` fails if any
-# did. Each lists its slowest tests.
+# review is typed), on the book the first pass built (BOOK_BUILT=1: not built again, 10-15 s
+# of a build with nothing to run). Every pass runs; `make test` fails if any did. Each lists its
+# slowest tests.
 BOOK_TESTS := $(BIN)/python -m pytest -q -rfE -p no:cacheprovider --durations=10 -m
 
 test: check mathjax browser
@@ -137,7 +138,7 @@ test: check mathjax browser
 	wait $$book || status=1; \
 	echo "make test: the book and the tests that read it"; cat "$$book_log"; rm -f "$$book_log"; \
 	echo "make test: the tests that time the pages, alone on the machine"; \
-	$(BIN)/python -m pytest -q -rfE -m "quiet and not timing" --durations=5 tests/browser || status=1; \
+	BOOK_BUILT=1 $(BIN)/python -m pytest -q -rfE -m "quiet and not timing" --durations=5 tests/browser || status=1; \
 	exit $$status
 
 # The book's half of make test: the build and the tests that read it (pages, boxes, both
