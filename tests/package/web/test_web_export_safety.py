@@ -133,15 +133,22 @@ def test_a_classifier_refuses_a_tokenizer_option(runs: dict[str, Path], tmp_path
     assert not (tmp_path / "web").exists()
 
 
+@pytest.fixture(scope="module")
+def first_site(runs: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The fine-tuned run exported into `site/models/imdb`, once (an export takes 2 s)."""
+    site = tmp_path_factory.mktemp("first-export") / "site"
+    export = web_export.export_web(runs["tuned"], site / "models" / "imdb")
+    assert export["test_accuracy"] is not None
+    return site
+
+
 @pytest.fixture()
-def exported(runs: dict[str, Path], tmp_path: Path) -> tuple[Path, Path, dict]:
-    """A copy of the fine-tuned run, exported once into `site/models/imdb`."""
+def exported(runs: dict[str, Path], first_site: Path, tmp_path: Path) -> tuple[Path, Path, dict]:
+    """A copy of the fine-tuned run, and of a site it was exported into (`site/models/imdb`)."""
     run = tmp_path / "run"
     shutil.copytree(runs["tuned"], run)
-    out = tmp_path / "site" / "models" / "imdb"
-    export = web_export.export_web(run, out)
-    assert export["test_accuracy"] is not None
-    return run, out, tree(tmp_path / "site")
+    shutil.copytree(first_site, tmp_path / "site")
+    return run, tmp_path / "site" / "models" / "imdb", tree(tmp_path / "site")
 
 
 BAD_RESULTS = {
