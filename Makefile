@@ -76,12 +76,15 @@ export: venv
 # code width, alt text, map, summary, exercises, ...), a generated module that does not import,
 # undefined names in the chapters' cells, src/, tests/, benchmarks/, scratchbook/ and tools/
 # (pyflakes). Seconds; the first run in a fresh clone reads the translated pages once (Sphinx's
-# gettext extraction, about 15 s of CPU), later runs only the pages that changed.
+# gettext extraction, about 15 s of CPU), later runs only the pages that changed. The two
+# halves run side by side (the exporter's report is printed after the translations').
 # `.venv/bin/python tools/export.py --where src/scratchformer/<module>.py:<line>` names the
 # chapter line a generated line comes from.
 check: venv
-	@status=0; $(BIN)/python tools/translations.py check || status=1; \
-	$(BIN)/python tools/export.py --check || status=1; exit $$status
+	@status=0; report=$$(mktemp); \
+	$(BIN)/python tools/export.py --check >"$$report" 2>&1 & export_check=$$!; \
+	$(BIN)/python tools/translations.py check || status=1; \
+	wait $$export_check || status=1; cat "$$report"; rm -f "$$report"; exit $$status
 
 # One chapter's code cells, run against the current package without building the book:
 # `make chapter N=4` names the chapter line of a failing cell. Seconds for chapters 2-9.
