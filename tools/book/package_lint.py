@@ -161,11 +161,12 @@ def package_problems(root: Path, wanted: dict[Path, str], chapters: list[str] | 
                 trees.append((rel, f"{rel}: problem decoding source"))
         imports = [item for rel, tree in trees if not isinstance(tree, str) for item in package_imports(tree, rel)]
         imports += [item for found in codes.values() for item in chapter_imports(found)]
-        (Path(tmp) / "wanted.json").write_text(json.dumps({"wanted": imports}), encoding="utf-8")
+        wanted_imports = Path(tmp) / "wanted.json"
+        wanted_imports.write_text(json.dumps({"wanted": imports}), encoding="utf-8")
         # The package is imported in a process of its own while pyflakes reads the files (each
         # takes seconds; on two cores, side by side).
         probe = subprocess.Popen(
-            [sys.executable, "-c", IMPORT_PROBE, PACKAGE, str(Path(tmp) / "wanted.json")],
+            [sys.executable, "-c", IMPORT_PROBE, PACKAGE, str(wanted_imports)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp,
             env={**os.environ, "PYTHONPATH": str(copy.resolve())},
         )
